@@ -1,0 +1,67 @@
+"""udk-notebooks: constrained mechanics through the Udwadia-Kalaba equation.
+
+The explicit equation of motion ``M q'' = Q + F^L + F^C`` (Udwadia, Kalaba &
+Fan 2005, Eq. 8) with its three force terms kept apart, a symbolic layer that
+derives ``M, Q, A, b, C`` from energies and constraints, constraint
+stabilization, simulation, and a catalogue of worked examples.
+"""
+
+from .compiled import CompiledModel
+from .core import (
+    CONSISTENCY_RTOL,
+    RANK_RTOL,
+    Motion,
+    lagrange_multipliers,
+    udwadia_kalaba,
+    virtual_displacements,
+)
+from .errors import (
+    ConstraintViolationError,
+    InconsistentConstraintsError,
+    NonUniqueAccelerationError,
+    UnstableGainError,
+)
+from .model import CoulombFriction, Model
+from .simulation import Trajectory, project_initial_state, simulate
+from .stabilization import (
+    Baumgarte,
+    GainMatrix,
+    StabilityReport,
+    amplification_matrix,
+    check_gain,
+    stability,
+    stable_gain_interval,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # solver core
+    "Motion",
+    "udwadia_kalaba",
+    "lagrange_multipliers",
+    "virtual_displacements",
+    "RANK_RTOL",
+    "CONSISTENCY_RTOL",
+    # symbolic models
+    "Model",
+    "CoulombFriction",
+    "CompiledModel",
+    # stabilization
+    "Baumgarte",
+    "GainMatrix",
+    "StabilityReport",
+    "amplification_matrix",
+    "stability",
+    "stable_gain_interval",
+    "check_gain",
+    # simulation
+    "Trajectory",
+    "simulate",
+    "project_initial_state",
+    # errors
+    "ConstraintViolationError",
+    "InconsistentConstraintsError",
+    "NonUniqueAccelerationError",
+    "UnstableGainError",
+]

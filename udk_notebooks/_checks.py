@@ -1,0 +1,70 @@
+"""Input checks shared by the public functions (private module).
+
+Every check names the argument in backticks and says how to fix it, in the
+style of :mod:`scipy.integrate`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SYMMETRY_RTOL = 1e-10
+"""Relative tolerance for ``||M - M^T|| <= SYMMETRY_RTOL * ||M||``."""
+
+
+def as_finite_array(value, name: str, ndim: int) -> np.ndarray:
+    """Return ``value`` as a float array of ``ndim`` dimensions, all finite."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"`{name}` must be a real {ndim}-D array of numbers; got {value!r}") from exc
+    if arr.ndim != ndim:
+        shape = "(n,)" if ndim == 1 else "(m, n)"
+        raise ValueError(f"`{name}` must be {ndim}-D with shape {shape}; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(
+            f"`{name}` contains a non-finite entry (NaN or inf) at index {tuple(int(i) for i in bad)}; "
+            "check the model's parameters and state"
+        )
+    return arr
+
+
+def check_mass_matrix(M) -> np.ndarray:
+    """Check that ``M`` is a finite, square, symmetric matrix."""
+    M = as_finite_array(M, "M", 2)
+    n, k = M.shape
+    if n != k or n == 0:
+        raise ValueError(f"`M` must be a non-empty square matrix; got shape {M.shape}")
+    scale = np.abs(M).max()
+    asym = np.abs(M - M.T).max()
+    if asym > SYMMETRY_RTOL * max(scale, np.finfo(float).tiny):
+        raise ValueError(
+            f"`M` must be symmetric: max |M - M^T| = {asym:.3g} (relative {asym / scale:.3g}); "
+            "a mass matrix is the Hessian of the kinetic energy, so use (M + M.T) / 2 if the "
+            "asymmetry is rounding"
+        )
+    return M
+
+
+def check_vector(value, name: str, length: int) -> np.ndarray:
+    """Check that ``value`` is a finite vector of the given length."""
+    vec = as_finite_array(value, name, 1)
+    if vec.shape != (length,):
+        raise ValueError(f"`{name}` must have shape ({length},) to match `M`; got shape {vec.shape}")
+    return vec
+
+
+def check_constraint_matrix(A, b, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Check ``A`` (shape (m, n)) and ``b`` (shape (m,)); ``m`` may be zero."""
+    A = np.zeros((0, n)) if A is None else np.asarray(A, dtype=float)
+    if A.ndim == 1 and A.size == n:
+        A = A.reshape(1, n)
+    A = as_finite_array(A, "A", 2)
+    if A.shape[1] != n:
+        raise ValueError(f"`A` must have shape (m, {n}): one column per coordinate; got shape {A.shape}")
+    b = np.zeros(0) if b is None else np.atleast_1d(np.asarray(b, dtype=float))
+    b = as_finite_array(b, "b", 1)
+    if b.shape != (A.shape[0],):
+        raise ValueError(f"`b` must have shape ({A.shape[0]},): one entry per row of `A`; got shape {b.shape}")
+    return A, b

@@ -1,0 +1,282 @@
+"""Numeric functions of a :class:`~udk_notebooks.model.Model`.
+
+Every function takes its arguments in one documented order::
+
+    t : float                    time
+    q : ndarray, shape (n,)      coordinates, in ``model.coordinates`` order
+    qd : ndarray, shape (n,)     velocities, same order
+    p : ndarray, shape (k,)      parameters, in ``model.parameter_symbols`` order
+
+The matrices ``M, Q, A, b, C`` come from one lambdified function with common
+subexpressions eliminated (``sympy.lambdify(..., cse=True)``), so each
+evaluation walks the expression graph once. When ``M`` depends on
+parameters only (Cartesian coordinates), its Cholesky factor is computed
+once per parameter vector and reused.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import sympy as sm
+
+from .core import Motion, cholesky_or_none, solve
+from .model import TIME, Model
+
+__all__ = ["CompiledModel", "FrictionState"]
+
+STICK_SPEED = 1e-10
+"""A contact with ``|s|`` below this (times the speed scale) counts as at rest in :meth:`CompiledModel.motion`."""
+
+
+@dataclass(frozen=True)
+class FrictionState:
+    """What each friction contact is doing: ``+1``/``-1`` sliding in that direction of ``s``, ``0`` sticking."""
+
+    modes: tuple[int, ...]
+
+
+def _numeric_symbols(model: Model):
+    n = model.n
+    q_syms = sm.symbols(f"q0:{n}", real=True)
+    qd_syms = sm.symbols(f"qd0:{n}", real=True)
+    t_sym = sm.Symbol("t", real=True)
+    replace = {v: s for v, s in zip(model.qd, qd_syms)}
+    replace.update({c: s for c, s in zip(model.q, q_syms)})
+    replace[TIME] = t_sym
+    return t_sym, q_syms, qd_syms, replace
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledModel:
+    """Plain numeric functions of a model (see the module docstring for argument order).
+
+    Build with :meth:`Model.compile`. Attributes ``matrices``, ``phi``,
+    ``velocity_constraints``, ``energy``, ``powers_data`` and ``friction_data``
+    are the raw lambdified functions; :meth:`motion` evaluates the
+    Udwadia-Kalaba equation.
+    """
+
+    model: Model
+    coordinate_names: tuple[str, ...]
+    parameter_names: tuple[str, ...]
+    defaults: np.ndarray
+    matrices: Callable
+    phi: Callable
+    velocity_constraints: Callable
+    velocity_jacobian: Callable
+    phi_jacobian: Callable
+    energy: Callable
+    powers_data: Callable
+    friction_data: Callable | None
+    constant_mass: bool
+    _factor_cache: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_model(cls, model: Model) -> "CompiledModel":
+        t_sym, q_syms, qd_syms, replace = _numeric_symbols(model)
+        p_syms = model.parameter_symbols
+        args = [t_sym, list(q_syms), list(qd_syms), list(p_syms)]
+
+        def num(expr):
+            return sm.sympify(expr).xreplace(replace)
+
+        def lam(exprs, state=args):
+            return sm.lambdify(state, exprs, modules="numpy", cse=True)
+
+        M, Q, A, b, C = (num(model.M), num(model.Q), num(model.A), num(model.b), num(model.C))
+        n, m = model.n, model.A.shape[0]
+        pos_args = [t_sym, list(q_syms), list(p_syms)]
+        phi = num(model.phi)
+        velocity = num(model.velocity_constraints)
+        friction = None
+        if model.friction:
+            rows = []
+            for contact in model.friction:
+                s = num(contact.sliding_velocity)
+                slope = [s.diff(v) for v in qd_syms]
+                # d/dt of s along the motion, without the q'' part: -(this) is the stick row's b.
+                drift = sum(s.diff(c) * v for c, v in zip(q_syms, qd_syms)) + s.diff(t_sym)
+                mu = num(contact.coefficient)
+                mu_s = num(contact.static_coefficient if contact.static_coefficient is not None else contact.coefficient)
+                rows.append([s, drift, mu, mu_s] + slope)
+            friction = lam(rows)
+        constant_mass = not (M.free_symbols - set(p_syms))
+        return cls(
+            model=model,
+            coordinate_names=tuple(str(c.func) for c in model.q),
+            parameter_names=tuple(map(str, p_syms)),
+            defaults=np.array([model.parameters[s] for s in p_syms], dtype=float),
+            matrices=lam([sm.Matrix(M), list(Q), sm.Matrix(A).reshape(m, n) if m else sm.zeros(1, n), list(b), list(C)]),
+            phi=sm.lambdify(pos_args, list(phi), modules="numpy", cse=True),
+            velocity_constraints=lam(list(velocity)),
+            velocity_jacobian=lam(sm.Matrix(velocity).jacobian(qd_syms) if velocity.shape[0] else sm.zeros(1, n)),
+            phi_jacobian=sm.lambdify(pos_args, phi.jacobian(q_syms) if phi.shape[0] else sm.zeros(1, n), modules="numpy", cse=True),
+            energy=lam(num(model.energy)),
+            powers_data=lam([list(num(model.nonconservative_force)), num(model.explicit_time_power)]),
+            friction_data=friction,
+            constant_mass=constant_mass,
+        )
+
+    # -- sizes and parameters ------------------------------------------------
+    @property
+    def n(self) -> int:
+        return self.model.n
+
+    @property
+    def m(self) -> int:
+        return self.model.A.shape[0]
+
+    @property
+    def n_holonomic(self) -> int:
+        return self.model.n_holonomic
+
+    @property
+    def n_nonholonomic(self) -> int:
+        return self.model.n_nonholonomic
+
+    @property
+    def n_friction(self) -> int:
+        return len(self.model.friction)
+
+    def parameters(self, params: dict | None = None, **overrides) -> np.ndarray:
+        """The parameter vector ``p``: defaults, overridden by name.
+
+        Raises a ValueError naming the unknown parameter and listing the valid names.
+        """
+        values = dict(params or {}, **overrides)
+        p = self.defaults.copy()
+        for key, value in values.items():
+            key = str(key)
+            if key not in self.parameter_names:
+                raise ValueError(
+                    f"unknown parameter `{key}`; this model has {', '.join(self.parameter_names) or 'no parameters'}"
+                )
+            value = float(value)
+            if not math.isfinite(value):
+                raise ValueError(f"parameter `{key}` must be finite; got {value}")
+            p[self.parameter_names.index(key)] = value
+        return p
+
+    def check_state(self, q, qd=None) -> tuple[np.ndarray, np.ndarray | None]:
+        """Return ``q`` (and ``qd``) as finite float vectors of length n, or raise naming them."""
+        from ._checks import check_vector
+
+        q = check_vector(q, "q", self.n)
+        return q, (None if qd is None else check_vector(qd, "qd", self.n))
+
+    # -- evaluations -------------------------------------------------------
+    def evaluate(self, t, q, qd, p):
+        """``M, Q, A, b, C`` as arrays of shapes (n, n), (n,), (m, n), (m,), (n,)."""
+        M, Q, A, b, C = self.matrices(t, q, qd, p)
+        M = np.asarray(M, dtype=float)
+        A = np.asarray(A, dtype=float)[: self.m]
+        return (M, np.asarray(Q, dtype=float), A, np.asarray(b, dtype=float), np.asarray(C, dtype=float))
+
+    def residuals(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
+        """Constraint residuals ``phi(q, t)`` (shape (m_h,)) and ``(phi', psi)`` (shape (m,))."""
+        return np.asarray(self.phi(t, q, p), dtype=float), np.asarray(self.velocity_constraints(t, q, qd, p), dtype=float)
+
+    def _factor(self, M, p):
+        if not self.constant_mass:
+            return None
+        key = p.tobytes()
+        if key not in self._factor_cache:
+            if len(self._factor_cache) > 64:
+                self._factor_cache.clear()
+            self._factor_cache[key] = cholesky_or_none(M)
+        return self._factor_cache[key]
+
+    def solve_modes(self, t, q, qd, p, modes=(), correction=None) -> tuple[Motion, np.ndarray]:
+        """The motion with friction contacts in the given modes (+1/-1 sliding, 0 sticking).
+
+        Returns the motion and, per contact, the signed holding-force ratio
+        ``lambda_s / (mu_s N)`` for sticking contacts (``nan`` for sliding ones):
+        static friction holds while its size is at most one, and a released
+        contact slides in the direction ``-sign(ratio)``.
+        """
+        M, Q, A, b, C = self.evaluate(t, q, qd, p)
+        if correction is not None:
+            b = b + correction
+        symbolic_C = C if np.any(C) else None
+        ratios = np.full(len(modes), np.nan)
+        if not modes:
+            return solve(M, Q, A, b, symbolic_C, factor=self._factor(M, p)), ratios
+        data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1)
+        stuck = [i for i, mode in enumerate(modes) if mode == 0]
+        sliding = [i for i, mode in enumerate(modes) if mode != 0]
+        if stuck:
+            A = np.vstack([A, data[stuck, 4:]])
+            b = np.concatenate([b, -data[stuck, 1]])
+
+        holding = []
+
+        def nonideal(ideal):
+            if stuck:  # the ideal force splits into the geometric part and the holding forces
+                rows = A[self.m :]
+                lam, *_ = np.linalg.lstsq(A.T, ideal, rcond=None)
+                holding.append(rows.T @ lam[self.m :])
+                normal = ideal - holding[0]
+            else:
+                normal = ideal
+            size = math.sqrt(normal @ normal)
+            total = np.zeros(self.n) if symbolic_C is None else symbolic_C.copy()
+            for i in sliding:
+                total -= data[i, 2] * size * modes[i] * data[i, 4:]
+            if stuck:
+                for j, i in enumerate(stuck):
+                    slope = data[i, 4:]
+                    hold = lam[self.m + j] * math.sqrt(slope @ slope)
+                    ratios[i] = hold / max(data[i, 3] * size, 1e-300)
+            return total
+
+        motion = solve(M, Q, A, b, nonideal, factor=self._factor(M, p))
+        if holding:  # static friction is a constraint force that friction, not geometry, supplies
+            motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
+        return motion, ratios
+
+    def friction_modes(self, t, q, qd, p) -> tuple[int, ...]:
+        """Modes from the state: sliding where ``|s|`` is not zero, else stick if static friction can hold."""
+        if not self.n_friction:
+            return ()
+        data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(self.n_friction, -1)
+        speed_scale = max(1.0, float(np.abs(qd).max()))
+        modes = [int(np.sign(s)) if abs(s) > STICK_SPEED * speed_scale else 0 for s in data[:, 0]]
+        if 0 in modes:
+            motion, ratios = self.solve_modes(t, q, qd, p, tuple(modes))
+            for i, mode in enumerate(modes):
+                if mode == 0 and abs(ratios[i]) > 1:
+                    # Released: it slides against its holding force, which friction keeps opposing.
+                    modes[i] = -int(np.sign(ratios[i]))
+        return tuple(modes)
+
+    def motion(self, t: float, q, qd, *, stabilization=None, **params) -> Motion:
+        """Evaluate the Udwadia-Kalaba equation at one state.
+
+        Parameters
+        ----------
+        t : float
+            Time.
+        q, qd : array_like, shape (n,)
+            Coordinates and velocities in ``coordinate_names`` order.
+        stabilization : Baumgarte or GainMatrix, optional
+            Adds its correction to ``b`` (see :mod:`udk_notebooks.stabilization`).
+        **params
+            Parameter values by name; the rest keep their defaults.
+
+        Returns
+        -------
+        Motion
+            Accelerations and the impressed, ideal and nonideal forces. Friction
+            contacts at rest are held when static friction can hold them.
+        """
+        q, qd = self.check_state(q, qd)
+        p = self.parameters(params)
+        correction = None
+        if stabilization is not None:
+            correction = stabilization.correction(*self.residuals(t, q, qd, p))
+        modes = self.friction_modes(t, q, qd, p)
+        return self.solve_modes(t, q, qd, p, modes, correction)[0]

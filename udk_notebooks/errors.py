@@ -1,0 +1,41 @@
+"""Exceptions raised by udk-notebooks.
+
+Each one subclasses :class:`ValueError`, so code that already catches bad
+input keeps working, and each message names the offending argument and what
+to do about it.
+"""
+
+__all__ = [
+    "ConstraintViolationError",
+    "InconsistentConstraintsError",
+    "NonUniqueAccelerationError",
+    "UnstableGainError",
+]
+
+
+class InconsistentConstraintsError(ValueError):
+    """``A q'' = b`` has no solution; ``residual`` holds ``||A q'' - b||``."""
+
+    def __init__(self, message: str, residual: float):
+        super().__init__(message)
+        self.residual = residual
+
+
+class NonUniqueAccelerationError(ValueError):
+    """``[M; A]`` lacks full column rank, so ``q''`` is not determined."""
+
+
+class ConstraintViolationError(ValueError):
+    """An initial state does not satisfy the constraints.
+
+    ``position`` and ``velocity`` hold the largest residual at each level.
+    """
+
+    def __init__(self, message: str, position: float, velocity: float):
+        super().__init__(message)
+        self.position = position
+        self.velocity = velocity
+
+
+class UnstableGainError(ValueError):
+    """A stabilization gain makes the chosen fixed-step integrator unstable."""

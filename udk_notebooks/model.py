@@ -1,0 +1,297 @@
+"""Symbolic models: from coordinates, energies and constraints to ``M, Q, A, b, C``.
+
+A :class:`Model` is derived once, at construction, and never changes. Its
+fields are sympy matrices in the generalized coordinates ``q(t)``:
+
+* ``M`` and ``Q`` from Lagrange's equations with Rayleigh dissipation and extra
+  forces (textbook chapter, Eqs. 3.43-3.44),
+  ``d/dt(dL/dq') - dL/dq + dD/dq' = F``, rearranged as ``M q'' = Q``;
+* ``A`` and ``b`` from the constraints: each holonomic ``phi(q, t) = 0``
+  differentiated twice, each nonholonomic ``psi(q, q', t) = 0`` once, then
+  split into the part multiplying ``q''`` and the rest (2005 paper, Eqs. 0-1);
+* ``C``, the vector that prescribes the virtual work of a nonideal constraint
+  (2005 paper, Eq. 19), plus Coulomb friction contacts whose magnitude depends
+  on the ideal force (see :class:`CoulombFriction`).
+
+:meth:`Model.compile` turns all of it into numeric functions, see
+:mod:`udk_notebooks.compiled`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Mapping, Sequence
+
+import sympy as sm
+from sympy.physics.vector import dynamicsymbols, vlatex
+
+__all__ = ["CoulombFriction", "Model"]
+
+TIME = dynamicsymbols._t
+
+
+@dataclass(frozen=True)
+class CoulombFriction:
+    """A sliding contact with Coulomb friction, treated as a nonideal constraint.
+
+    While sliding, the contact adds ``C = -mu N sgn(s) ds/dq'`` to the
+    nonideal vector, where ``s`` is the sliding velocity and ``N`` is the size
+    of the normal force, taken as the Euclidean norm of the ideal constraint
+    force ``F^L`` (which does not depend on ``C``, 2005 paper Eq. 10). Its
+    power is ``-mu N |s|``. While sticking, ``s' = 0`` is added as an ideal
+    constraint for as long as ``|holding force| <= mu_s N``.
+
+    For the block on the incline ``y = x tan(alpha)`` of the encyclopedia
+    article, ``s = cos(alpha) x' + sin(alpha) y'`` reproduces its
+    ``C = -mu m g cos(alpha) sgn(y') (cos alpha, sin alpha)``.
+
+    Parameters
+    ----------
+    sliding_velocity : sympy expression
+        ``s(q, q', t)``, linear and homogeneous in ``q'``, in physical units
+        of velocity (so that ``-mu N |s|`` is the friction power).
+    coefficient : sympy expression or float
+        Kinetic friction coefficient ``mu``.
+    static_coefficient : sympy expression or float, optional
+        Static coefficient ``mu_s`` (defaults to ``mu``).
+    """
+
+    sliding_velocity: sm.Expr
+    coefficient: sm.Expr
+    static_coefficient: sm.Expr | None = None
+
+
+def _as_column(values, name: str, n: int | None = None) -> sm.Matrix:
+    if values is None:
+        return sm.zeros(n or 0, 1)
+    values = list(values) if not isinstance(values, sm.MatrixBase) else values
+    if len(values) == 0:
+        col = sm.zeros(0, 1)
+    else:
+        col = sm.Matrix(values)
+    if col.shape[1] != 1 and col.shape[0] == 1:
+        col = col.T
+    if n is not None and col.shape != (n, 1):
+        raise ValueError(f"`{name}` must hold {n} expressions, one per coordinate; got shape {col.shape}")
+    return col
+
+
+def _partial_time(expr: sm.Expr, q: sm.Matrix, qd: sm.Matrix) -> sm.Expr:
+    """``d expr / dt`` holding ``q`` and ``q'`` fixed."""
+    frozen = {v: sm.Dummy() for v in list(qd) + list(q)}  # velocities first: they contain q
+    thawed = {d: v for v, d in frozen.items()}
+    return sm.diff(expr.xreplace(frozen), TIME).xreplace(thawed)
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A constrained mechanical system, derived symbolically in one call.
+
+    Parameters
+    ----------
+    coordinates : sequence of sympy dynamicsymbols
+        Generalized coordinates ``q_i(t)`` (``sympy.physics.mechanics.dynamicsymbols``).
+    kinetic_energy : sympy expression, optional
+        ``T(q, q', t)``. Give this or ``mass_matrix``.
+    mass_matrix : sympy Matrix, shape (n, n), optional
+        ``M(q, t)``; then ``T = q'^T M q' / 2``.
+    potential_energy : sympy expression, optional
+        ``V(q, t)``.
+    dissipation : sympy expression, optional
+        Rayleigh's function ``D(q, q', t)``; its force is ``-dD/dq'``.
+    forces : sequence of sympy expressions, length n, optional
+        Further generalized (non-potential) impressed forces.
+    holonomic : sequence of sympy expressions, optional
+        Constraints ``phi(q, t) = 0``, scleronomic or rheonomic.
+    nonholonomic : sequence of sympy expressions, optional
+        Constraints ``psi(q, q', t) = 0``, linear in ``q'`` or not.
+    nonideal : sequence of sympy expressions, length n, optional
+        The vector ``C(q, q', t)`` of the 2005 paper (Eqs. 4-8, 19).
+    friction : sequence of CoulombFriction, optional
+        Sliding contacts whose friction depends on the normal force.
+    parameters : mapping of sympy Symbol to float
+        Every symbol other than the coordinates and time, with its default.
+    name : str, optional
+        A title for displays.
+    simplify : bool, optional
+        Run ``sympy.simplify`` on each derived entry (nicer LaTeX, slower).
+
+    Attributes
+    ----------
+    q, qd, qdd : sympy Matrix, shape (n, 1)
+        Coordinates, velocities and accelerations.
+    M, Q, A, b, C : sympy Matrix
+        The Udwadia-Kalaba data, ``M q'' = Q + F^L + F^C`` with
+        ``A q'' = b``; rows of ``A`` are the holonomic constraints first.
+    phi, psi : sympy Matrix
+        The holonomic and nonholonomic constraint functions.
+    velocity_constraints : sympy Matrix, shape (m, 1)
+        ``(phi', psi)``: the constraints at velocity level.
+    energy : sympy expression
+        Jacobi's energy ``h = q'^T dT/dq' - T + V`` (``T + V`` when ``T`` is
+        quadratic in ``q'``).
+    nonconservative_force : sympy Matrix, shape (n, 1)
+        ``F - dD/dq'``, whose power with the constraint powers and
+        ``-dL/dt`` make up ``dh/dt`` (power theorem).
+    explicit_time_power : sympy expression
+        ``-dL/dt`` at fixed ``q, q'``.
+    """
+
+    coordinates: Sequence[sm.Function]
+    kinetic_energy: sm.Expr | None = None
+    mass_matrix: sm.Matrix | None = None
+    potential_energy: sm.Expr = 0
+    dissipation: sm.Expr = 0
+    forces: Sequence[sm.Expr] | None = None
+    holonomic: Sequence[sm.Expr] = ()
+    nonholonomic: Sequence[sm.Expr] = ()
+    nonideal: Sequence[sm.Expr] | None = None
+    friction: Sequence[CoulombFriction] = ()
+    parameters: Mapping[sm.Symbol, float] = field(default_factory=dict)
+    name: str = ""
+    simplify: bool = False
+
+    def __post_init__(self):
+        q = sm.Matrix(list(self.coordinates))
+        if q.shape[0] == 0:
+            raise ValueError("`coordinates` must list at least one generalized coordinate")
+        for qi in q:
+            if not (isinstance(qi, sm.Function) and qi.args == (TIME,)):
+                raise ValueError(
+                    f"`coordinates` must be functions of time made with dynamicsymbols; got {qi!r}. "
+                    "Use sympy.physics.mechanics.dynamicsymbols('x y')"
+                )
+        n = q.shape[0]
+        qd = q.diff(TIME)
+        qdd = qd.diff(TIME)
+        if (self.kinetic_energy is None) == (self.mass_matrix is None):
+            raise ValueError("give exactly one of `kinetic_energy` and `mass_matrix`")
+        if self.kinetic_energy is None:
+            mass = sm.Matrix(self.mass_matrix)
+            if mass.shape != (n, n):
+                raise ValueError(f"`mass_matrix` must have shape ({n}, {n}); got {mass.shape}")
+            if (mass - mass.T).applyfunc(sm.simplify) != sm.zeros(n, n):
+                raise ValueError("`mass_matrix` must be symmetric")
+            kinetic = (qd.T * mass * qd)[0] / 2
+        else:
+            kinetic = sm.sympify(self.kinetic_energy)
+        potential = sm.sympify(self.potential_energy)
+        dissipation = sm.sympify(self.dissipation)
+        forces = _as_column(self.forces, "forces", n) if self.forces is not None else sm.zeros(n, 1)
+        nonideal = _as_column(self.nonideal, "nonideal", n) if self.nonideal is not None else sm.zeros(n, 1)
+        params = {sm.Symbol(str(k)) if isinstance(k, str) else k: float(v) for k, v in dict(self.parameters).items()}
+        object.__setattr__(self, "parameters", params)
+
+        lagrangian = kinetic - potential
+        dL_dqd = sm.Matrix([lagrangian.diff(v) for v in qd])
+        residual = (
+            dL_dqd.diff(TIME)
+            - sm.Matrix([lagrangian.diff(c) for c in q])
+            + sm.Matrix([dissipation.diff(v) for v in qd])
+            - forces
+        )
+        mass = residual.jacobian(qdd)
+        at_rest = dict.fromkeys(qdd, 0)
+        impressed = -residual.xreplace(at_rest)
+
+        phi = _as_column(list(self.holonomic), "holonomic")
+        psi = _as_column(list(self.nonholonomic), "nonholonomic")
+        velocity = sm.Matrix.vstack(phi.diff(TIME), psi) if (phi.shape[0] or psi.shape[0]) else sm.zeros(0, 1)
+        accel = velocity.diff(TIME) if velocity.shape[0] else sm.zeros(0, 1)
+        A = accel.jacobian(qdd) if accel.shape[0] else sm.zeros(0, n)
+        b = -accel.xreplace(at_rest) if accel.shape[0] else sm.zeros(0, 1)
+
+        energy = (qd.T * dL_dqd)[0] - lagrangian
+        nonconservative = forces - sm.Matrix([dissipation.diff(v) for v in qd])
+        explicit_time = -_partial_time(lagrangian, q, qd)
+
+        tidy = (lambda e: sm.simplify(e)) if self.simplify else (lambda e: e)
+        derived = {
+            "q": q, "qd": qd, "qdd": qdd,
+            "T": tidy(kinetic), "V": potential, "D": dissipation,
+            "M": mass.applyfunc(tidy), "Q": impressed.applyfunc(tidy),
+            "A": A.applyfunc(tidy), "b": b.applyfunc(tidy), "C": nonideal,
+            "phi": phi, "psi": psi, "velocity_constraints": velocity,
+            "energy": tidy(energy), "nonconservative_force": nonconservative,
+            "explicit_time_power": tidy(sm.expand(explicit_time)),
+        }
+        for key, value in derived.items():
+            object.__setattr__(self, key, sm.ImmutableMatrix(value) if isinstance(value, sm.MatrixBase) else value)
+        self._check_symbols()
+
+    # -- sizes -------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of generalized coordinates."""
+        return self.q.shape[0]
+
+    @property
+    def n_holonomic(self) -> int:
+        """Number of holonomic constraint rows (the first rows of ``A``)."""
+        return self.phi.shape[0]
+
+    @property
+    def n_nonholonomic(self) -> int:
+        """Number of nonholonomic constraint rows (the last rows of ``A``)."""
+        return self.psi.shape[0]
+
+    @property
+    def parameter_symbols(self) -> tuple[sm.Symbol, ...]:
+        """Parameter symbols in the order of the compiled functions' ``p`` vector."""
+        return tuple(self.parameters)
+
+    def _check_symbols(self) -> None:
+        known = set(self.parameters) | {TIME}
+        pieces = [self.M, self.Q, self.A, self.b, self.C, self.energy, self.velocity_constraints]
+        pieces += [sm.sympify(f.sliding_velocity) for f in self.friction]
+        pieces += [sm.sympify(f.coefficient) for f in self.friction]
+        pieces += [sm.sympify(f.static_coefficient) for f in self.friction if f.static_coefficient is not None]
+        stray = set()
+        for piece in pieces:
+            stray |= {s for s in sm.sympify(piece).free_symbols if s not in known}
+        if stray:
+            names = ", ".join(sorted(map(str, stray)))
+            raise ValueError(
+                f"symbols {names} are neither coordinates nor parameters: give each a default value in "
+                "`parameters`, e.g. parameters={g: 9.81}"
+            )
+        for f in self.friction:
+            s = sm.sympify(f.sliding_velocity)
+            slope = sm.Matrix([s]).jacobian(self.qd)
+            if sm.simplify(s - (slope * self.qd)[0]) != 0 or any(e.has(*self.qd) for e in slope):
+                raise ValueError(
+                    f"`friction` sliding velocity {s} must be linear and homogeneous in the velocities"
+                )
+
+    # -- display -----------------------------------------------------------
+    def latex(self, what: str = "all") -> str:
+        """LaTeX of ``"M"``, ``"Q"``, ``"A"``, ``"b"``, ``"C"`` or ``"all"`` (dots for time derivatives)."""
+        names = ["M", "Q", "A", "b", "C"] if what == "all" else [what]
+        for name in names:
+            if name not in {"M", "Q", "A", "b", "C", "phi", "psi", "energy", "T", "V"}:
+                raise ValueError(f"`what` must be one of M, Q, A, b, C, phi, psi, energy, T, V or 'all'; got {what!r}")
+        labels = {"phi": r"\phi", "psi": r"\psi", "energy": "h"}
+        rows = [labels.get(n, rf"\mathbf{{{n}}}") + " &= " + vlatex(getattr(self, n)) for n in names]
+        return r"\begin{aligned}" + r" \\ ".join(rows) + r"\end{aligned}"
+
+    def _repr_latex_(self) -> str:
+        return "$$" + self.latex() + "$$"
+
+    def show(self, *what: str) -> None:
+        """Display the chosen matrices (all by default) as typeset equations in a notebook."""
+        from IPython.display import Math, display
+
+        for name in what or ("M", "Q", "A", "b", "C"):
+            display(Math(self.latex(name)))
+
+    # -- numbers -------------------------------------------------------------
+    @cached_property
+    def _compiled(self):
+        from .compiled import CompiledModel
+
+        return CompiledModel.from_model(self)
+
+    def compile(self):
+        """Numeric functions of this model (lambdified once, cached); see :class:`CompiledModel`."""
+        return self._compiled

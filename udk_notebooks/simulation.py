@@ -1,0 +1,432 @@
+"""Time integration of compiled models: fixed-step Euler and RK4, and scipy's solvers.
+
+The state is ``y = (q, q')``. Each right-hand-side evaluation solves the
+Udwadia-Kalaba equation (:func:`udk_notebooks.core.solve`). Coulomb friction
+contacts switch between sliding and sticking at events located exactly (a
+root of the sliding velocity, or of the static-friction margin), so the
+discontinuous ``sgn(s)`` is never stepped across and cannot chatter.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from scipy.integrate import cumulative_trapezoid, solve_ivp
+
+from ._checks import as_finite_array
+from .compiled import CompiledModel
+from .core import Motion
+from .errors import ConstraintViolationError
+from .model import Model
+
+__all__ = ["FIXED_STEP_METHODS", "Trajectory", "project_initial_state", "simulate"]
+
+FIXED_STEP_METHODS = ("euler", "rk4")
+ADAPTIVE_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """A simulated motion, sampled at times ``t``.
+
+    Attributes
+    ----------
+    t : ndarray, shape (N,)
+        Sample times.
+    q, qd, qdd : ndarray, shape (N, n)
+        Coordinates, velocities and accelerations.
+    impressed, ideal, nonideal : ndarray, shape (N, n)
+        The Newton, Lagrange and Coulomb force terms (2005 paper, Eqs. 9-11).
+    position_residual : ndarray, shape (N, m_h)
+        ``phi(q, t)`` of the holonomic constraints: the drift at position level.
+    velocity_residual : ndarray, shape (N, m)
+        ``(phi', psi)``: the drift at velocity level.
+    energy : ndarray, shape (N,)
+        Jacobi's energy ``h`` (``T + V`` for scleronomic systems).
+    power : dict of str to ndarray, shape (N,)
+        ``"nonconservative"`` (extra forces and dissipation), ``"ideal"``
+        (nonzero only for rheonomic constraints), ``"nonideal"`` (friction and
+        other nonideal forces) and ``"explicit_time"`` (``-dL/dt``); their sum
+        is ``dh/dt`` (power theorem).
+    modes : ndarray of int, shape (N, k)
+        Friction contact modes: +1/-1 sliding, 0 sticking.
+    coordinate_names : tuple of str
+    parameters : dict of str to float
+    method : str
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    impressed: np.ndarray
+    ideal: np.ndarray
+    nonideal: np.ndarray
+    position_residual: np.ndarray
+    velocity_residual: np.ndarray
+    energy: np.ndarray
+    power: dict
+    modes: np.ndarray
+    coordinate_names: tuple
+    parameters: dict
+    method: str
+    stabilization: object = None
+
+    @property
+    def constraint(self) -> np.ndarray:
+        """Total constraint force ``F^L + F^C``, shape (N, n)."""
+        return self.ideal + self.nonideal
+
+    def coordinate(self, name: str) -> np.ndarray:
+        """The history of one coordinate by name, shape (N,)."""
+        if name not in self.coordinate_names:
+            raise ValueError(f"unknown coordinate `{name}`; choose from {', '.join(self.coordinate_names)}")
+        return self.q[:, self.coordinate_names.index(name)]
+
+    def work(self) -> dict:
+        """Work done since ``t[0]`` by each power term (trapezoidal rule), shape (N,) each."""
+        return {k: cumulative_trapezoid(v, self.t, initial=0.0) for k, v in self.power.items()}
+
+    def energy_balance(self) -> np.ndarray:
+        """``h(t) - h(t0) - sum of work``: zero up to the integration and quadrature error."""
+        return self.energy - self.energy[0] - sum(self.work().values())
+
+
+def _compiled(model) -> CompiledModel:
+    if isinstance(model, Model):
+        return model.compile()
+    if isinstance(model, CompiledModel):
+        return model
+    raise TypeError(f"`model` must be a Model or a CompiledModel; got {type(model).__name__}")
+
+
+def project_initial_state(model, q0, qd0, t0: float = 0.0, params: dict | None = None, *, tol: float = 1e-13, max_iter: int = 50):
+    """Nearest state that satisfies the constraints (minimum-norm Gauss-Newton corrections).
+
+    First ``q`` is moved onto ``phi(q, t0) = 0``, then ``q'`` onto
+    ``(phi', psi)(q, q', t0) = 0``.
+
+    Parameters
+    ----------
+    model : Model or CompiledModel
+    q0, qd0 : array_like, shape (n,)
+        A guess of the initial coordinates and velocities.
+    t0 : float, optional
+    params : dict, optional
+        Parameter values by name.
+    tol : float, optional
+        Stop when the largest residual is below ``tol`` times its scale.
+    max_iter : int, optional
+
+    Returns
+    -------
+    q, qd : ndarray, shape (n,)
+    """
+    cm = _compiled(model)
+    q, qd = cm.check_state(q0, qd0)
+    p = cm.parameters(params)
+    q, qd = q.copy(), qd.copy()
+    for _ in range(max_iter if cm.n_holonomic else 0):
+        phi = np.asarray(cm.phi(t0, q, p), dtype=float)
+        if np.abs(phi).max() <= tol * max(1.0, np.abs(q).max()):
+            break
+        J = np.asarray(cm.phi_jacobian(t0, q, p), dtype=float)[: cm.n_holonomic]
+        q -= np.linalg.lstsq(J, phi, rcond=None)[0]
+    for _ in range(max_iter if cm.m else 0):
+        vel = np.asarray(cm.velocity_constraints(t0, q, qd, p), dtype=float)
+        if np.abs(vel).max() <= tol * max(1.0, np.abs(qd).max()):
+            break
+        J = np.asarray(cm.velocity_jacobian(t0, q, qd, p), dtype=float)[: cm.m]
+        qd -= np.linalg.lstsq(J, vel, rcond=None)[0]
+    _, vel_final = cm.residuals(t0, q, qd, p)
+    phi_final = cm.residuals(t0, q, qd, p)[0]
+    worst = max(np.abs(phi_final).max(initial=0.0), np.abs(vel_final).max(initial=0.0))
+    if worst > 1e3 * tol * max(1.0, np.abs(q).max(), np.abs(qd).max()):
+        raise ValueError(
+            f"could not project the initial state onto the constraints (residual {worst:.3e} after "
+            f"{max_iter} iterations); start closer to a consistent configuration"
+        )
+    return q, qd
+
+
+def _check_initial(cm, t0, q, qd, p, tol):
+    phi, vel = cm.residuals(t0, q, qd, p)
+    pos_err = float(np.abs(phi).max(initial=0.0))
+    vel_err = float(np.abs(vel).max(initial=0.0))
+    if pos_err > tol * max(1.0, np.abs(q).max()) or vel_err > tol * max(1.0, np.abs(qd).max()):
+        raise ConstraintViolationError(
+            f"the initial state violates the constraints by {pos_err:.3e} at position level (max |phi|) "
+            f"and {vel_err:.3e} at velocity level (max |phi'|, |psi|), above `constraint_tol` = {tol:g}. "
+            "Pass project=True, or call udk_notebooks.project_initial_state(model, q0, qd0) first",
+            position=pos_err,
+            velocity=vel_err,
+        )
+
+
+def _rk4_step(f, t, y, h):
+    k1 = f(t, y)
+    k2 = f(t + h / 2, y + h / 2 * k1)
+    k3 = f(t + h / 2, y + h / 2 * k2)
+    k4 = f(t + h, y + h * k3)
+    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def _euler_step(f, t, y, h):
+    return y + h * f(t, y)
+
+
+class _Segment:
+    """Right-hand side and switching functions for one set of friction modes."""
+
+    def __init__(self, cm: CompiledModel, p, modes, stabilization):
+        self.cm, self.p, self.modes, self.stab = cm, p, tuple(modes), stabilization
+        self.n = cm.n
+
+    def motion(self, t, y) -> tuple[Motion, np.ndarray]:
+        q, qd = y[: self.n], y[self.n :]
+        correction = None
+        if self.stab is not None:
+            correction = self.stab.correction(*self.cm.residuals(t, q, qd, self.p))
+        return self.cm.solve_modes(t, q, qd, self.p, self.modes, correction)
+
+    def rhs(self, t, y):
+        return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
+
+    def switches(self, t, y) -> np.ndarray:
+        """Event functions: ``dir * s`` for sliding contacts, ``1 - |ratio|`` for sticking ones; a sign change is a switch."""
+        if not self.modes:
+            return np.zeros(0)
+        data = np.asarray(self.cm.friction_data(t, y[: self.n], y[self.n :], self.p), dtype=float).reshape(len(self.modes), -1)
+        values = np.empty(len(self.modes))
+        ratios = None
+        for i, mode in enumerate(self.modes):
+            if mode:
+                values[i] = mode * data[i, 0]
+            else:
+                if ratios is None:
+                    ratios = self.motion(t, y)[1]
+                values[i] = 1.0 - abs(ratios[i])
+        return values
+
+
+def _next_modes(cm, t, y, p, modes, fired) -> tuple[int, ...]:
+    """Modes after contacts in ``fired`` reached a switch."""
+    n = cm.n
+    new = list(modes)
+    for i in fired:
+        new[i] = 0  # a slider that stops, or a sticker tested again below
+    motion, ratios = cm.solve_modes(t, y[:n], y[n:], p, tuple(new))
+    for i in fired:
+        if abs(ratios[i]) > 1:
+            new[i] = -int(np.sign(ratios[i]))
+    return tuple(new)
+
+
+def _stick_velocity(cm, t, y, p, modes):
+    """Put sticking contacts exactly at rest (minimum-norm velocity change)."""
+    stuck = [i for i, mode in enumerate(modes) if mode == 0]
+    if not stuck:
+        return y
+    n = cm.n
+    data = np.asarray(cm.friction_data(t, y[:n], y[n:], p), dtype=float).reshape(len(modes), -1)
+    rows = data[stuck, 4:]
+    y = y.copy()
+    y[n:] -= np.linalg.lstsq(rows, data[stuck, 0], rcond=None)[0]
+    return y
+
+
+def simulate(
+    model,
+    t_span: Sequence[float],
+    q0,
+    qd0,
+    *,
+    method: str = "rk4",
+    step: float | None = None,
+    t_eval=None,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    stabilization=None,
+    params: dict | None = None,
+    project: bool = False,
+    constraint_tol: float = 1e-9,
+    max_switches: int = 1000,
+) -> Trajectory:
+    """Integrate a model's Udwadia-Kalaba equation of motion.
+
+    Parameters
+    ----------
+    model : Model or CompiledModel
+        The system; a Model is compiled (once, cached).
+    t_span : (float, float)
+        Start and end time.
+    q0, qd0 : array_like, shape (n,)
+        Initial coordinates and velocities; they must satisfy the constraints
+        to ``constraint_tol`` unless ``project`` is true.
+    method : str, optional
+        ``"euler"`` or ``"rk4"`` (fixed step, as in Beshaw 2014), or any
+        :func:`scipy.integrate.solve_ivp` method (``"RK45"``, ``"DOP853"``, ...).
+    step : float, optional
+        Step of the fixed-step methods (default: 1/1000 of the span).
+    t_eval : array_like, optional
+        Output times for the adaptive methods (default: the solver's steps).
+    rtol, atol : float, optional
+        Tolerances of the adaptive methods.
+    stabilization : Baumgarte or GainMatrix, optional
+        Constraint stabilization added to ``b``
+        (:mod:`udk_notebooks.stabilization`). For fixed-step methods the gain
+        is checked against the step first (Beshaw 2014, Theorems 1-2).
+    params : dict, optional
+        Parameter values by name for this run.
+    project : bool, optional
+        Project the initial state onto the constraints instead of refusing it.
+    constraint_tol : float, optional
+        Largest constraint residual accepted in the initial state.
+    max_switches : int, optional
+        Bound on friction stick/slip switches.
+
+    Returns
+    -------
+    Trajectory
+
+    Raises
+    ------
+    ConstraintViolationError
+        When the initial state violates the constraints (says by how much).
+    UnstableGainError
+        When the stabilization gain is unstable for the fixed step.
+    """
+    cm = _compiled(model)
+    t0, tf = (float(v) for v in as_finite_array(t_span, "t_span", 1)) if len(t_span) == 2 else (None, None)
+    if t0 is None or not tf > t0:
+        raise ValueError(f"`t_span` must be (t0, tf) with tf > t0; got {t_span!r}")
+    if method not in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
+        raise ValueError(f"`method` must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}; got {method!r}")
+    q, qd = cm.check_state(q0, qd0)
+    p = cm.parameters(params)
+    if project:
+        q, qd = project_initial_state(cm, q, qd, t0, params)
+    _check_initial(cm, t0, q, qd, p, constraint_tol)
+    if method in FIXED_STEP_METHODS:
+        step = (tf - t0) / 1000 if step is None else float(step)
+        if not (math.isfinite(step) and step > 0):
+            raise ValueError(f"`step` must be a positive number; got {step!r}")
+    if stabilization is not None and method in FIXED_STEP_METHODS:
+        from .stabilization import check_gain
+
+        check_gain(stabilization, method, step, cm.n_holonomic, cm.n_nonholonomic)
+
+    y = np.concatenate([q, qd])
+    modes = cm.friction_modes(t0, q, qd, p)
+    y = _stick_velocity(cm, t0, y, p, modes)
+    if method in FIXED_STEP_METHODS:
+        times, states, mode_log = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches)
+    else:
+        times, states, mode_log = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization, max_switches)
+    return _sample(cm, p, times, states, mode_log, method, stabilization)
+
+
+def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches):
+    stepper = _rk4_step if method == "rk4" else _euler_step
+    count = max(1, int(round((tf - t0) / h)))
+    grid = t0 + (tf - t0) * np.arange(count + 1) / count
+    times, states, log = [t0], [y], [modes]
+    t, switches = t0, 0
+    seg = _Segment(cm, p, modes, stab)
+    k = 1
+    while k <= count:
+        target = grid[k]
+        h_now = target - t
+        y_new = stepper(seg.rhs, t, y, h_now)
+        fired = np.flatnonzero((seg.switches(t, y) > 0) & (seg.switches(target, y_new) <= 0)) if modes else []
+        if len(fired):
+            lo, hi = 0.0, h_now  # bisection on the step length: the switch lies in (lo, hi]
+            while hi - lo > 1e-13 * max(1.0, abs(t)):
+                mid = (lo + hi) / 2
+                g = seg.switches(t + mid, stepper(seg.rhs, t, y, mid))
+                if np.any(g[fired] <= 0):
+                    hi = mid
+                else:
+                    lo = mid
+            t = t + hi
+            y = stepper(seg.rhs, t - hi, y, hi)
+            switches += 1
+            if switches > max_switches:
+                raise RuntimeError(f"more than `max_switches` = {max_switches} friction switches; the motion may be Zeno")
+            modes = _next_modes(cm, t, y, p, modes, fired)
+            y = _stick_velocity(cm, t, y, p, modes)
+            seg = _Segment(cm, p, modes, stab)
+            times.append(t), states.append(y), log.append(modes)
+            if t >= target - 1e-13 * max(1.0, abs(t)):
+                k += 1
+            continue
+        t, y = target, y_new
+        if not np.all(np.isfinite(y)):
+            raise FloatingPointError(f"the state became non-finite at t = {t:g}; reduce `step` or check the gains")
+        times.append(t), states.append(y), log.append(modes)
+        k += 1
+    return np.array(times), np.array(states), log
+
+
+def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stab, max_switches):
+    t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
+    times, states, log = [], [], []
+    t, switches = t0, 0
+    while True:
+        seg = _Segment(cm, p, modes, stab)
+        events = []
+        for i in range(len(modes)):
+            def event(tt, yy, i=i, seg=seg):
+                return seg.switches(tt, yy)[i]
+
+            event.terminal, event.direction = True, -1
+            events.append(event)
+        sub_eval = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= tf)]
+        sol = solve_ivp(seg.rhs, (t, tf), y, method=method, t_eval=sub_eval, rtol=rtol, atol=atol, events=events or None)
+        if sol.status == -1:
+            raise RuntimeError(f"scipy.integrate.solve_ivp failed at t = {sol.t[-1] if sol.t.size else t:g}: {sol.message}")
+        times.extend(sol.t), states.extend(sol.y.T), log.extend([modes] * sol.t.size)
+        if sol.status != 1:
+            break
+        fired = [i for i, te in enumerate(sol.t_events) if te.size]
+        t, y = float(sol.t_events[fired[0]][0]), sol.y_events[fired[0]][0]
+        switches += 1
+        if switches > max_switches:
+            raise RuntimeError(f"more than `max_switches` = {max_switches} friction switches; the motion may be Zeno")
+        modes = _next_modes(cm, t, y, p, modes, fired)
+        y = _stick_velocity(cm, t, y, p, modes)
+        if t_eval is None:
+            times.append(t), states.append(y), log.append(modes)
+    order = np.argsort(np.asarray(times), kind="stable")
+    return np.asarray(times)[order], np.asarray(states)[order], [log[i] for i in order]
+
+
+def _sample(cm, p, times, states, modes_log, method, stab) -> Trajectory:
+    n, N = cm.n, len(times)
+    out = {k: np.empty((N, n)) for k in ("qdd", "impressed", "ideal", "nonideal")}
+    phi = np.empty((N, cm.n_holonomic))
+    vel = np.empty((N, cm.m))
+    energy = np.empty(N)
+    power = {k: np.empty(N) for k in ("nonconservative", "ideal", "nonideal", "explicit_time")}
+    for j, (t, y, modes) in enumerate(zip(times, states, modes_log)):
+        q, qd = y[:n], y[n:]
+        motion = _Segment(cm, p, modes, stab).motion(t, y)[0]
+        out["qdd"][j], out["impressed"][j] = motion.qdd, motion.impressed
+        out["ideal"][j], out["nonideal"][j] = motion.ideal, motion.nonideal
+        phi[j], vel[j] = cm.residuals(t, q, qd, p)
+        energy[j] = cm.energy(t, q, qd, p)
+        force_nc, explicit = cm.powers_data(t, q, qd, p)
+        power["nonconservative"][j] = np.asarray(force_nc, dtype=float) @ qd
+        power["ideal"][j] = motion.ideal @ qd
+        power["nonideal"][j] = motion.nonideal @ qd
+        power["explicit_time"][j] = explicit
+    return Trajectory(
+        t=np.asarray(times), q=states[:, :n], qd=states[:, n:], **out,
+        position_residual=phi, velocity_residual=vel, energy=energy, power=power,
+        modes=np.array(modes_log, dtype=int).reshape(N, cm.n_friction),
+        coordinate_names=cm.coordinate_names,
+        parameters=dict(zip(cm.parameter_names, p.tolist())), method=method, stabilization=stab,
+    )
