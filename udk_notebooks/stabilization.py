@@ -354,6 +354,10 @@ def stable_gain_interval(method: str, step: float) -> tuple[float, float]:
     return 0.0, _scalar_bound(method) / step
 
 
+NEUTRAL_RTOL = 1e-12
+"""Spectral radii up to ``1 + NEUTRAL_RTOL`` count as neutral (not amplifying) in :func:`check_gain`."""
+
+
 def check_gain(
     stabilization, method: str, step: float, n_holonomic: int, n_nonholonomic: int
 ) -> StabilityReport | None:
@@ -374,12 +378,13 @@ def check_gain(
     Returns
     -------
     StabilityReport or None
-        The report when the error matrix gives ``bounded``; ``None`` when not checked.
+        The report when no error mode grows (spectral radius at most one:
+        rows with a zero gain keep their drift); ``None`` when not checked.
 
     Raises
     ------
     UnstableGainError
-        When the spectral radius of ``R(tau E)`` is ``>= 1``; the message gives the
+        When the spectral radius of ``R(tau E)`` exceeds one; the message gives the
         stable range of a scalar gain for this step and a smaller step that works.
     ValueError
         For a bad argument, or ``"Euler"``/``"RK4"`` spelled in another case.
@@ -393,7 +398,9 @@ def check_gain(
     step = _check_step(step)
     E = stabilization.error_matrix(n_holonomic, n_nonholonomic)
     report = stability(method, step, E)
-    if report.bounded:
+    if report.spectral_radius <= 1.0 + NEUTRAL_RTOL:
+        # Below one the drift decays; at one (a zero gain on some rows) it is left as it is:
+        # only a gain that amplifies the error is refused.
         return report
     if isinstance(stabilization, Baumgarte):
         b = stabilization
@@ -408,9 +415,9 @@ def check_gain(
     smaller = next((step / 2**j for j in range(1, 41) if stability(method, step / 2**j, E).bounded), None)
     fix = (f"or halve the step to {smaller!r}" if smaller is not None else
            "no smaller step helps: the error matrix has an eigenvalue with real part >= 0, "
-           "so make every gain positive (every eigenvalue of K in the left half-plane)")
+           "so make every gain positive (every eigenvalue of the error matrix in the left half-plane)")
     raise UnstableGainError(
         f"{gain} is unstable with method={method!r} and step={step!r}: the constraint error's "
-        f"amplification matrix has spectral radius {report.spectral_radius:.6g} >= 1, so the drift grows. "
+        f"amplification matrix has spectral radius {report.spectral_radius:.6g} > 1, so the drift grows. "
         f"For this step a scalar gain K = -k is stable only for 0 < k < {hi:.6g}; {advice}; {fix}"
     )

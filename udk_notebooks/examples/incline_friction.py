@@ -1,0 +1,274 @@
+r"""A block on a rough incline: Coulomb friction as a nonideal constraint (encyclopedia article, seed 002).
+
+::
+
+        y
+        |                    .
+        |                 .    y = x tan(alpha)
+        |              [m]       s > 0: moving up the slope
+        |           .  /  \      friction -mu N sgn(s) along the slope
+        |        .       N
+        |     .            | g
+        |  .  alpha        v
+        +----------------------- x
+
+A block of mass ``m`` moves in the vertical plane on the line
+``y = x tan(alpha)`` (so the holonomic constraint is ``y - x tan(alpha) = 0``
+and its constraint row is the encyclopedia's ``A = (-tan alpha, 1)``). Gravity
+``-m g`` acts along ``y``. The contact is rough: while the block slides with
+velocity ``s = cos(alpha) x' + sin(alpha) y'`` along the slope, the nonideal
+vector is
+
+    C = -mu N sgn(s) (cos alpha, sin alpha),   N = |F^L|,
+
+with ``N`` the size of the ideal (normal) force, which does not depend on
+``C`` (Udwadia, Kalaba & Fan 2005, Eq. 10). This is the encyclopedia's
+``C = -mu m g cos(alpha) sgn(y') (cos alpha, sin alpha)``: for
+``0 < alpha < pi/2`` the signs of ``y'`` and ``s`` agree.
+
+The three force terms
+---------------------
+With ``Q = (0, -m g)`` and the unit normal ``n = (-sin alpha, cos alpha)`` of the
+line, the ideal force is the part of ``-Q`` along ``n``, and the nonideal force
+is the part of ``C`` along the line (``C`` already lies along it)::
+
+    F^L = m g cos(alpha) (-sin alpha, cos alpha)            (normal force, N = m g cos alpha)
+    F^C = -mu m g cos(alpha) sgn(s) (cos alpha, sin alpha)    (kinetic friction)
+
+and their sum with gravity gives the encyclopedia's acceleration while sliding::
+
+    q'' = -g (sin alpha + mu cos alpha sgn(s)) (cos alpha, sin alpha).
+
+While the block sticks (``s = 0`` held by static friction) the package
+reports the holding force as nonideal, ``F^C = m g sin(alpha) (cos alpha,
+sin alpha)``, which cancels the pull of gravity along the slope; it can do
+so while ``m g sin(alpha) <= mu_s m g cos(alpha)``, i.e. ``tan(alpha) <= mu_s``.
+
+Exact motion of a block sent up the slope
+-----------------------------------------
+Start at the origin with speed ``v0 > 0`` up the slope. Along the unit
+tangent ``e = (cos alpha, sin alpha)`` the distance ``d`` obeys:
+
+1. going up (``s > 0``): ``d'' = -g (sin alpha + mu cos alpha)``, so the block
+   stops at ``t_stop = v0 / (g (sin alpha + mu cos alpha))`` after
+   ``d_stop = v0 t_stop / 2``;
+2. then it stays at ``d_stop`` if ``mu_s >= tan(alpha)``;
+3. otherwise it slides back (``s < 0``) with
+   ``d'' = -g (sin alpha - mu cos alpha)``, which needs ``mu < tan(alpha)``
+   (for ``mu_s < tan(alpha) <= mu`` static friction cannot hold the block but
+   kinetic friction stops any motion at once: Coulomb's law has no solution,
+   and :func:`exact_state` refuses such parameters).
+
+``q = d e`` and ``q' = d' e``. The switches happen at the event ``s = 0`` in
+:func:`udk_notebooks.simulate`, so a simulation records exactly one mode change
+(+1 to 0, or +1 to -1) and no chattering.
+
+References
+----------
+Encyclopedia article "Udwadia-Kalaba equation", section "Inclined plane with
+friction" (seed 002). F. E. Udwadia, R. E. Kalaba, Y. Fan, "Is analytical
+dynamics a theoretical or an experimental science?", Nonlinear Analysis 63
+(2005) 692-698, Eqs. (8)-(11).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sm
+from sympy.physics.mechanics import dynamicsymbols
+
+from ..core import Motion
+from ..model import CoulombFriction, Model
+from ._parameters import Parameter, defaults
+
+__all__ = [
+    "PARAMETERS",
+    "exact_motion",
+    "exact_state",
+    "initial_state",
+    "model",
+    "parameter_values",
+    "stop_time",
+]
+
+x, y = dynamicsymbols("x y")
+m, g, alpha, mu, mu_s = sm.symbols("m g alpha mu mu_s", real=True)
+
+PARAMETERS = {
+    "m": Parameter(m, 1.0, "mass of the block", (0.1, 5.0)),
+    "g": Parameter(g, 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
+    "alpha": Parameter(alpha, float(np.pi / 6), "angle of the incline above the horizontal (rad)", (0.05, 1.4)),
+    "mu": Parameter(mu, 0.3, "kinetic (sliding) friction coefficient", (0.0, 1.5)),
+    "mu_s": Parameter(
+        mu_s, 0.3, "static friction coefficient; follows mu unless given", (0.0, 1.5)
+    ),
+}
+
+
+def parameter_values(**overrides: float) -> dict[str, float]:
+    """All parameter values by name, with ``mu_s`` following ``mu`` unless it is given.
+
+    Parameters
+    ----------
+    **overrides : float
+        New values for ``m``, ``g``, ``alpha``, ``mu``, ``mu_s``.
+
+    Returns
+    -------
+    dict of str to float
+    """
+    values = {s.name: v for s, v in defaults(PARAMETERS, overrides).items()}
+    if "mu_s" not in overrides:
+        values["mu_s"] = values["mu"]
+    return values
+
+
+def model(**overrides: float) -> Model:
+    """The block on the rough incline ``y = x tan(alpha)`` as a :class:`Model`.
+
+    Parameters
+    ----------
+    **overrides : float
+        New defaults for ``m``, ``g``, ``alpha``, ``mu``, ``mu_s`` (see
+        ``PARAMETERS``). ``mu_s`` takes the value of ``mu`` unless given. When
+        simulating with ``params={"mu": ...}`` give ``mu_s`` as well: the
+        compiled model treats them as two independent numbers.
+
+    Returns
+    -------
+    Model
+        Coordinates ``(x, y)``, one holonomic constraint and one Coulomb contact.
+    """
+    values = parameter_values(**overrides)
+    return Model(
+        [x, y],
+        kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
+        potential_energy=m * g * y,
+        holonomic=[y - x * sm.tan(alpha)],
+        friction=[
+            CoulombFriction(
+                sliding_velocity=sm.cos(alpha) * x.diff() + sm.sin(alpha) * y.diff(),
+                coefficient=mu,
+                static_coefficient=mu_s,
+            )
+        ],
+        parameters={PARAMETERS[name].symbol: value for name, value in values.items()},
+        name="block on an incline with Coulomb friction",
+    )
+
+
+def _tangent(slope_angle: float) -> np.ndarray:
+    return np.array([np.cos(slope_angle), np.sin(slope_angle)])
+
+
+def initial_state(speed: float = 5.0, **params: float) -> tuple[np.ndarray, np.ndarray]:
+    """Start at the origin, moving along the slope (up for ``speed > 0``).
+
+    Parameters
+    ----------
+    speed : float, optional
+        Initial sliding velocity ``s`` (m/s); the velocity is ``speed`` times
+        the unit tangent ``(cos alpha, sin alpha)``.
+    **params : float
+        Parameter values by name (only ``alpha`` matters).
+
+    Returns
+    -------
+    q0, qd0 : ndarray, shape (2,)
+    """
+    values = parameter_values(**params)
+    return np.zeros(2), float(speed) * _tangent(values["alpha"])
+
+
+def stop_time(speed: float = 5.0, **params: float) -> float:
+    """Time at which a block sent up the slope with ``speed`` comes to rest.
+
+    ``t_stop = v0 / (g (sin alpha + mu cos alpha))``.
+    """
+    v = parameter_values(**params)
+    return float(speed) / (v["g"] * (np.sin(v["alpha"]) + v["mu"] * np.cos(v["alpha"])))
+
+
+def exact_motion(direction: int, **params: float) -> Motion:
+    """The three force terms and the acceleration in closed form.
+
+    Parameters
+    ----------
+    direction : {1, -1, 0}
+        ``sgn(s)``: +1 sliding up the slope, -1 sliding down, 0 held at rest by
+        static friction.
+    **params : float
+        Parameter values by name.
+
+    Returns
+    -------
+    Motion
+        ``impressed = (0, -m g)``; ``ideal = m g cos(alpha) (-sin alpha, cos alpha)``;
+        ``nonideal = -mu m g cos(alpha) sgn(s) (cos alpha, sin alpha)`` while
+        sliding, ``m g sin(alpha) (cos alpha, sin alpha)`` while sticking;
+        ``qdd = (impressed + ideal + nonideal) / m``.
+    """
+    if direction not in (1, -1, 0):
+        raise ValueError(f"`direction` must be +1, -1 or 0 (sticking); got {direction!r}")
+    v = parameter_values(**params)
+    mass, grav, angle = v["m"], v["g"], v["alpha"]
+    tangent = _tangent(angle)
+    impressed = np.array([0.0, -mass * grav])
+    ideal = mass * grav * np.cos(angle) * np.array([-np.sin(angle), np.cos(angle)])
+    if direction == 0:
+        nonideal = mass * grav * np.sin(angle) * tangent
+    else:
+        nonideal = -v["mu"] * mass * grav * np.cos(angle) * direction * tangent
+    return Motion(qdd=(impressed + ideal + nonideal) / mass, impressed=impressed, ideal=ideal, nonideal=nonideal)
+
+
+def exact_state(t, speed: float = 5.0, **params: float) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and velocities of a block sent up the slope from the origin.
+
+    Piecewise: uniform deceleration ``g (sin alpha + mu cos alpha)`` until
+    :func:`stop_time`, then rest if ``mu_s >= tan(alpha)``, else a slide back
+    with acceleration ``g (sin alpha - mu cos alpha)`` down the slope.
+
+    Parameters
+    ----------
+    t : array_like, shape (N,)
+        Times, measured from the start (``t >= 0``).
+    speed : float, optional
+        Initial speed ``v0 >= 0`` up the slope.
+    **params : float
+        Parameter values by name.
+
+    Returns
+    -------
+    q, qd : ndarray, shape (N, 2)
+
+    Raises
+    ------
+    ValueError
+        For ``speed < 0``, or when ``mu_s < tan(alpha) <= mu`` (no Coulomb
+        motion exists after the stop, see the module docstring).
+    """
+    if speed < 0:
+        raise ValueError(f"`speed` must be >= 0 (sent up the slope); got {speed!r}")
+    v = parameter_values(**params)
+    grav, angle, kinetic, static = v["g"], v["alpha"], v["mu"], v["mu_s"]
+    holds = static >= np.tan(angle)
+    if not holds and kinetic >= np.tan(angle):
+        raise ValueError(
+            f"with `mu_s` = {static:g} < tan(alpha) = {np.tan(angle):g} <= `mu` = {kinetic:g} static "
+            "friction cannot hold the block and kinetic friction cannot let it slide; choose mu_s >= mu"
+        )
+    t = np.asarray(t, dtype=float)
+    rising = grav * (np.sin(angle) + kinetic * np.cos(angle))
+    t_stop = speed / rising
+    d_stop = speed * t_stop / 2
+    tau = np.clip(t, 0.0, t_stop)
+    distance = speed * tau - rising * tau**2 / 2
+    rate = speed - rising * tau
+    after = np.clip(t - t_stop, 0.0, None)
+    if not holds:
+        falling = grav * (np.sin(angle) - kinetic * np.cos(angle))
+        distance = np.where(t > t_stop, d_stop - falling * after**2 / 2, distance)
+        rate = np.where(t > t_stop, -falling * after, rate)
+    tangent = _tangent(angle)
+    return distance[..., None] * tangent, rate[..., None] * tangent
