@@ -26,17 +26,13 @@ import sympy as sm
 from .core import Motion, cholesky_or_none, solve
 from .model import TIME, Model
 
-__all__ = ["CompiledModel", "FrictionState"]
+__all__ = ["CompiledModel"]
 
 STICK_SPEED = 1e-10
 """A contact with ``|s|`` below this (times the speed scale) counts as at rest in :meth:`CompiledModel.motion`."""
 
 
-@dataclass(frozen=True)
-class FrictionState:
-    """What each friction contact is doing: ``+1``/``-1`` sliding in that direction of ``s``, ``0`` sticking."""
-
-    modes: tuple[int, ...]
+_NO_RATIOS = np.zeros(0)
 
 
 def _numeric_symbols(model: Model):
@@ -73,6 +69,7 @@ class CompiledModel:
     powers_data: Callable
     friction_data: Callable | None
     constant_mass: bool
+    has_nonideal: bool
     _factor_cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -119,6 +116,7 @@ class CompiledModel:
             powers_data=lam([list(num(model.nonconservative_force)), num(model.explicit_time_power)]),
             friction_data=friction,
             constant_mass=constant_mass,
+            has_nonideal=any(e != 0 for e in C),
         )
 
     # -- sizes and parameters ------------------------------------------------
@@ -201,10 +199,10 @@ class CompiledModel:
         M, Q, A, b, C = self.evaluate(t, q, qd, p)
         if correction is not None:
             b = b + correction
-        symbolic_C = C if np.any(C) else None
-        ratios = np.full(len(modes), np.nan)
+        symbolic_C = C if self.has_nonideal else None
         if not modes:
-            return solve(M, Q, A, b, symbolic_C, factor=self._factor(M, p)), ratios
+            return solve(M, Q, A, b, symbolic_C, factor=self._factor(M, p)), _NO_RATIOS
+        ratios = np.full(len(modes), np.nan)
         data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1)
         stuck = [i for i, mode in enumerate(modes) if mode == 0]
         sliding = [i for i, mode in enumerate(modes) if mode != 0]

@@ -18,6 +18,7 @@ from scipy.integrate import cumulative_trapezoid, solve_ivp
 
 from ._checks import as_finite_array
 from .compiled import CompiledModel
+from ._threads import single_blas_thread
 from .core import Motion
 from .errors import ConstraintViolationError
 from .model import Model
@@ -273,6 +274,8 @@ def simulate(
         Step of the fixed-step methods (default: 1/1000 of the span).
     t_eval : array_like, optional
         Output times for the adaptive methods (default: the solver's steps).
+        Friction stick/slip switching instants are added to the output in
+        either case, so that quadratures of the powers see the kinks.
     rtol, atol : float, optional
         Tolerances of the adaptive methods.
     stabilization : Baumgarte or GainMatrix, optional
@@ -320,13 +323,14 @@ def simulate(
         check_gain(stabilization, method, step, cm.n_holonomic, cm.n_nonholonomic)
 
     y = np.concatenate([q, qd])
-    modes = cm.friction_modes(t0, q, qd, p)
-    y = _stick_velocity(cm, t0, y, p, modes)
-    if method in FIXED_STEP_METHODS:
-        times, states, mode_log = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches)
-    else:
-        times, states, mode_log = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization, max_switches)
-    return _sample(cm, p, times, states, mode_log, method, stabilization)
+    with single_blas_thread():
+        modes = cm.friction_modes(t0, q, qd, p)
+        y = _stick_velocity(cm, t0, y, p, modes)
+        if method in FIXED_STEP_METHODS:
+            run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches)
+        else:
+            run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization, max_switches)
+        return _sample(cm, p, *run, method, stabilization)
 
 
 def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches):
@@ -388,7 +392,8 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         sol = solve_ivp(seg.rhs, (t, tf), y, method=method, t_eval=sub_eval, rtol=rtol, atol=atol, events=events or None)
         if sol.status == -1:
             raise RuntimeError(f"scipy.integrate.solve_ivp failed at t = {sol.t[-1] if sol.t.size else t:g}: {sol.message}")
-        times.extend(sol.t), states.extend(sol.y.T), log.extend([modes] * sol.t.size)
+        keep = sol.t.size - 1 if (sol.status == 1 and t_eval is None) else sol.t.size  # the event point is added below
+        times.extend(sol.t[:keep]), states.extend(sol.y.T[:keep]), log.extend([modes] * keep)
         if sol.status != 1:
             break
         fired = [i for i, te in enumerate(sol.t_events) if te.size]
@@ -398,8 +403,8 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
             raise RuntimeError(f"more than `max_switches` = {max_switches} friction switches; the motion may be Zeno")
         modes = _next_modes(cm, t, y, p, modes, fired)
         y = _stick_velocity(cm, t, y, p, modes)
-        if t_eval is None:
-            times.append(t), states.append(y), log.append(modes)
+        # Switching instants are always sampled: the force terms have kinks there.
+        times.append(t), states.append(y), log.append(modes)
     order = np.argsort(np.asarray(times), kind="stable")
     return np.asarray(times)[order], np.asarray(states)[order], [log[i] for i in order]
 

@@ -6,7 +6,18 @@ constraints and, where one exists, the exact solution. Tests, lessons and
 explorers all import from here.
 """
 
+from . import growing_circle
+from . import incline_friction
 from . import inclined_line
+from . import kepler
+from . import singular_mass
 from ._parameters import Parameter
 
-__all__ = ["Parameter", "inclined_line"]
+__all__ = [
+    "Parameter",
+    "growing_circle",
+    "incline_friction",
+    "inclined_line",
+    "kepler",
+    "singular_mass",
+]

@@ -2,15 +2,21 @@ r"""A block on a rough incline: Coulomb friction as a nonideal constraint (encyc
 
 ::
 
-        y
-        |                    .
-        |                 .    y = x tan(alpha)
-        |              [m]       s > 0: moving up the slope
-        |           .  /  \      friction -mu N sgn(s) along the slope
-        |        .       N
-        |     .            | g
-        |  .  alpha        v
-        +----------------------- x
+      y
+      |                    / y = x tan(alpha)
+      |             N \   /
+      |                [m]      s > 0: sliding up the slope;
+      |                /|       friction -mu N sgn(s) acts along it
+      |               / | m g
+      |              /  v
+      |            /
+      |          /
+      |        /
+      |      /
+      |    /  alpha
+      |  /
+      |/_____________________ x
+      O
 
 A block of mass ``m`` moves in the vertical plane on the line
 ``y = x tan(alpha)`` (so the holonomic constraint is ``y - x tan(alpha) = 0``
@@ -38,6 +44,12 @@ is the part of ``C`` along the line (``C`` already lies along it)::
 and their sum with gravity gives the encyclopedia's acceleration while sliding::
 
     q'' = -g (sin alpha + mu cos alpha sgn(s)) (cos alpha, sin alpha).
+
+(The article prints ``F^C`` as ``-mu m g cos(alpha) sgn(y') (cos^2 alpha,
+sin alpha cos alpha)``, with one factor ``cos alpha`` too many: ``C`` already
+lies along the line, so the projector ``I - A^+ A`` leaves it unchanged. Only
+``F^C = C`` adds up to the article's own acceleration above. It also writes
+the gravity vector as ``-m g (0, y)`` where ``-m g (0, 1)`` is meant.)
 
 While the block sticks (``s = 0`` held by static friction) the package
 reports the holding force as nonideal, ``F^C = m g sin(alpha) (cos alpha,

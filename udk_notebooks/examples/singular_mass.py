@@ -1,0 +1,220 @@
+r"""A bob on the bar of an elliptic trammel with massless sliders: a singular mass matrix (encyclopedia, seed 002).
+
+::
+
+                         y
+                         |
+      -------------------+----------o------------------ x    horizontal rail
+                         |        / A = (u, 0), massless slider
+                         |      /
+                         |    m      P = ((1 - c) u, c w), the bob,
+                         |  /        a fraction c of the way from A to B
+                         |/
+                         o B = (0, w), massless slider
+                         |           on the vertical rail
+                         |
+                         | g
+                         v
+
+The trammel of Archimedes: a rigid bar of length ``l`` has its ends A and B
+in two sliders, one running on the horizontal rail (the ``x`` axis), the
+other on the vertical rail (the ``y`` axis). The bar and the sliders are
+massless; a bob of mass ``m`` is fixed on the bar at the point P a fraction
+``c`` of the way from A to B, and gravity ``-m g`` acts along ``y``. The bob
+runs on the ellipse ``x^2 / (1 - c)^2 + y^2 / c^2 = l^2``.
+
+Coordinates and constraints
+---------------------------
+The generalized coordinates are the two slider positions and the bob,
+``q = (u, w, x, y)``. The kinetic energy is the bob's alone,
+``T = m (x'^2 + y'^2) / 2``, so
+
+    M = diag(0, 0, m, m)
+
+is singular: the sliders carry no inertia and, on their own, no force
+determines their accelerations. Three holonomic constraints tie them to the
+bob:
+
+    u^2 + w^2 - l^2 = 0       (the bar is rigid),
+    x - (1 - c) u = 0,
+    y - c w = 0               (the bob sits at P on the bar).
+
+Why the accelerations are still unique
+--------------------------------------
+The encyclopedia article (section "Equation of motion") states that ``q''``
+is unique exactly when the stacked matrix ``[M; A]`` has full column rank
+``n``. Here ``n = 4`` and the acceleration rows are
+
+    A = [ 2u        2w    0  0 ]
+        [ -(1 - c)   0    1  0 ]
+        [ 0         -c    0  1 ].
+
+If ``[M; A] v = 0`` then ``m v_x = m v_y = 0``, and the last two rows of
+``A`` give ``(1 - c) v_u = 0`` and ``c v_w = 0``: for ``0 < c < 1``, ``v = 0``
+in every configuration. So ``M + A^+ A`` is positive definite and the
+augmented form ``(M + A^+ A) q'' = Q + A^+ b`` (with the Udwadia-Kalaba
+equation applied to it) gives the motion, while the plain form, which needs
+``M^{-1/2}``, cannot even start. The same accelerations solve the
+saddle-point system ``M q'' = Q + A^T lambda``, ``A q'' = b``
+(:func:`udk_notebooks.lagrange_multipliers`), whose matrix is invertible for
+the same reason.
+
+Because the sliders are massless and no applied force acts on them, the
+constraint force on them must vanish, ``F^L_u = F^L_w = 0``: a massless body
+only passes forces on. The rails' reactions and the bar's tension are
+internal to the constraint force and add up to the force on the bob.
+
+Minimal coordinate
+------------------
+With the trammel angle ``theta`` (the bar, from B to A, points along
+``(cos theta, -sin theta)``), ``u = l cos(theta)``, ``w = l sin(theta)`` and
+``P = l ((1 - c) cos(theta), c sin(theta))``. Lagrange's equation for
+``theta`` is
+
+    J(theta) theta'' + J'(theta) theta'^2 / 2 + m g c l cos(theta) = 0,
+    J(theta) = m l^2 ((1 - c)^2 sin^2(theta) + c^2 cos^2(theta)),
+
+with ``J' = m l^2 ((1 - c)^2 - c^2) sin(2 theta)``
+(:func:`minimal_acceleration`). ``J >= m l^2 min(c, 1 - c)^2 > 0``, so this
+one-degree-of-freedom route is regular too, and it is the independent check
+for the four-coordinate Udwadia-Kalaba motion. The bob hangs at rest at
+``theta = -pi/2`` (``u = 0``, ``w = -l``); ``c = 1/2`` makes the ellipse a
+circle of radius ``l / 2`` and the bob a simple pendulum of that length.
+
+References
+----------
+Encyclopedia article "Udwadia-Kalaba equation", section "Equation of motion"
+(singular mass matrices, ``M_A = M + A^+ A``, seed 002). F. E. Udwadia,
+P. Phohomsiri, "Explicit equations of motion for constrained mechanical
+systems with singular mass matrices and applications to multi-body
+dynamics", Proc. R. Soc. A 462 (2006) 2097-2117.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sm
+from sympy.physics.mechanics import dynamicsymbols
+
+from ..model import Model
+from ._parameters import Parameter, defaults
+
+__all__ = [
+    "PARAMETERS",
+    "angle",
+    "initial_state",
+    "minimal_acceleration",
+    "minimal_energy",
+    "model",
+    "state_from_angle",
+]
+
+u, w, x, y = dynamicsymbols("u w x y")
+m, g, l, c = sm.symbols("m g l c", real=True)
+
+PARAMETERS = {
+    "m": Parameter(m, 1.0, "mass of the bob", (0.1, 5.0)),
+    "g": Parameter(g, 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
+    "l": Parameter(l, 1.0, "length of the massless bar between the sliders", (0.2, 3.0)),
+    "c": Parameter(c, 0.25, "position of the bob on the bar, as a fraction of the way from A to B", (0.05, 0.95)),
+}
+
+
+def _values(params: dict) -> dict[str, float]:
+    values = {s.name: v for s, v in defaults(PARAMETERS, params).items()}
+    if not 0 < values["c"] < 1:
+        raise ValueError(
+            f"`c` must lie strictly between 0 and 1; got {values['c']!r}. At c = 0 or 1 the bob sits on "
+            "a slider and [M; A] loses rank where the bar lies along a rail"
+        )
+    return values
+
+
+def model(**overrides: float) -> Model:
+    """The trammel with massless sliders and a bob on the bar, as a :class:`Model`.
+
+    Parameters
+    ----------
+    **overrides : float
+        New defaults for ``m``, ``g``, ``l``, ``c`` (see ``PARAMETERS``).
+
+    Returns
+    -------
+    Model
+        Coordinates ``(u, w, x, y)``, mass matrix ``diag(0, 0, m, m)`` and three
+        holonomic constraints.
+    """
+    _values(overrides)
+    return Model(
+        [u, w, x, y],
+        kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
+        potential_energy=m * g * y,
+        holonomic=[u**2 + w**2 - l**2, x - (1 - c) * u, y - c * w],
+        parameters=defaults(PARAMETERS, overrides),
+        name="elliptic trammel with massless sliders",
+    )
+
+
+def state_from_angle(theta, theta_dot, **params: float) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinates ``(u, w, x, y)`` and their rates from the bar's angle and angular velocity.
+
+    Parameters
+    ----------
+    theta, theta_dot : float or array_like, shape (N,)
+        The trammel angle, defined by ``u = l cos(theta)``, ``w = l sin(theta)``
+        (the bar, from B to A, makes the angle ``-theta`` with the ``x`` axis),
+        and its rate.
+    **params : float
+        Parameter values by name.
+
+    Returns
+    -------
+    q, qd : ndarray, shape (4,) or (N, 4)
+    """
+    v = _values(params)
+    theta = np.asarray(theta, dtype=float)
+    theta_dot = np.asarray(theta_dot, dtype=float)
+    length, frac = v["l"], v["c"]
+    cos, sin = np.cos(theta), np.sin(theta)
+    q = np.stack([length * cos, length * sin, (1 - frac) * length * cos, frac * length * sin], axis=-1)
+    qd = np.stack(
+        [-length * sin, length * cos, -(1 - frac) * length * sin, frac * length * cos], axis=-1
+    ) * theta_dot[..., None]
+    return q, qd
+
+
+def initial_state(
+    theta0: float = -np.pi / 2 + 1.0, theta_dot0: float = 0.0, **params: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A consistent state from the bar's angle (default: released from one radian off the bottom).
+
+    Returns
+    -------
+    q0, qd0 : ndarray, shape (4,)
+    """
+    return state_from_angle(theta0, theta_dot0, **params)
+
+
+def angle(q) -> np.ndarray:
+    """The bar's angle ``theta = atan2(w, u)`` from coordinates of shape (..., 4)."""
+    q = np.asarray(q, dtype=float)
+    return np.arctan2(q[..., 1], q[..., 0])
+
+
+def minimal_acceleration(theta, theta_dot, **params: float) -> np.ndarray:
+    """``theta''`` from Lagrange's equation in the single coordinate ``theta`` (see the module docstring)."""
+    v = _values(params)
+    mass, length, frac = v["m"], v["l"], v["c"]
+    theta = np.asarray(theta, dtype=float)
+    inertia = mass * length**2 * ((1 - frac) ** 2 * np.sin(theta) ** 2 + frac**2 * np.cos(theta) ** 2)
+    slope = mass * length**2 * ((1 - frac) ** 2 - frac**2) * np.sin(2 * theta)
+    return -(slope * np.asarray(theta_dot) ** 2 / 2 + mass * v["g"] * frac * length * np.cos(theta)) / inertia
+
+
+def minimal_energy(theta, theta_dot, **params: float) -> np.ndarray:
+    """``J(theta) theta'^2 / 2 + m g c l sin(theta)``: the conserved energy in the minimal coordinate."""
+    v = _values(params)
+    mass, length, frac = v["m"], v["l"], v["c"]
+    theta = np.asarray(theta, dtype=float)
+    inertia = mass * length**2 * ((1 - frac) ** 2 * np.sin(theta) ** 2 + frac**2 * np.cos(theta) ** 2)
+    return inertia * np.asarray(theta_dot) ** 2 / 2 + mass * v["g"] * frac * length * np.sin(theta)
