@@ -51,7 +51,7 @@ def check_vector(value, name: str, length: int) -> np.ndarray:
     """Check that ``value`` is a finite vector of the given length."""
     vec = as_finite_array(value, name, 1)
     if vec.shape != (length,):
-        raise ValueError(f"`{name}` must have shape ({length},) to match `M`; got shape {vec.shape}")
+        raise ValueError(f"`{name}` must have shape ({length},), one entry per coordinate; got shape {vec.shape}")
     return vec
 
 

@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 import sympy as sm
 
+from ._checks import check_vector
 from .core import Motion, cholesky_or_none, solve
 from .model import TIME, Model
 
@@ -161,10 +162,18 @@ class CompiledModel:
 
     def check_state(self, q, qd=None) -> tuple[np.ndarray, np.ndarray | None]:
         """Return ``q`` (and ``qd``) as finite float vectors of length n, or raise naming them."""
-        from ._checks import check_vector
-
-        q = check_vector(q, "q", self.n)
-        return q, (None if qd is None else check_vector(qd, "qd", self.n))
+        try:  # fast path: one finiteness test on the sum of squares (NaN and inf both propagate)
+            q_arr = np.asarray(q, dtype=float)
+            qd_arr = q_arr if qd is None else np.asarray(qd, dtype=float)
+            if q_arr.shape == qd_arr.shape == (self.n,) and math.isfinite(q_arr @ q_arr + qd_arr @ qd_arr):
+                return q_arr, (None if qd is None else qd_arr)
+        except (TypeError, ValueError):
+            pass
+        q = check_vector(q, "q", self.n)  # slow path: a message that names the culprit
+        qd = None if qd is None else check_vector(qd, "qd", self.n)
+        if not math.isfinite(q @ q + (0.0 if qd is None else qd @ qd)):
+            raise ValueError("`q` and `qd` are too large: their squares overflow; rescale the units")
+        return q, qd
 
     # -- evaluations -------------------------------------------------------
     def evaluate(self, t, q, qd, p):

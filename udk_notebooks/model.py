@@ -77,11 +77,20 @@ def _as_column(values, name: str, n: int | None = None) -> sm.Matrix:
     return col
 
 
-def _partial_time(expr: sm.Expr, q: sm.Matrix, qd: sm.Matrix) -> sm.Expr:
-    """``d expr / dt`` holding ``q`` and ``q'`` fixed."""
-    frozen = {v: sm.Dummy() for v in list(qd) + list(q)}  # velocities first: they contain q
-    thawed = {d: v for v, d in frozen.items()}
-    return sm.diff(expr.xreplace(frozen), TIME).xreplace(thawed)
+def _gradient(expr: sm.Expr, symbols) -> list:
+    """Partial derivatives of ``expr`` by each symbol, term by term for a sum.
+
+    An energy of N bodies is a sum of many short terms, each holding a few
+    symbols; differentiating only the terms that contain a symbol keeps the
+    derivation linear in N instead of quadratic.
+    """
+    wanted = {s: i for i, s in enumerate(symbols)}
+    parts = [[] for _ in symbols]
+    for term in sm.Add.make_args(expr):
+        for sym in term.free_symbols:
+            if sym in wanted:
+                parts[wanted[sym]].append(term.diff(sym))
+    return [sm.Add(*p) for p in parts]
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,28 +192,54 @@ class Model:
         params = {sm.Symbol(str(k)) if isinstance(k, str) else k: float(v) for k, v in dict(self.parameters).items()}
         object.__setattr__(self, "parameters", params)
 
-        lagrangian = kinetic - potential
-        dL_dqd = sm.Matrix([lagrangian.diff(v) for v in qd])
-        residual = (
-            dL_dqd.diff(TIME)
-            - sm.Matrix([lagrangian.diff(c) for c in q])
-            + sm.Matrix([dissipation.diff(v) for v in qd])
-            - forces
-        )
-        mass = residual.jacobian(qdd)
-        at_rest = dict.fromkeys(qdd, 0)
-        impressed = -residual.xreplace(at_rest)
+        # Differentiate in plain placeholder symbols: sympy differentiates with respect to
+        # Derivative objects far more slowly, and a row only needs the symbols it contains.
+        q_s, v_s, a_s = (tuple(sm.Dummy(f"{kind}{i}") for i in range(n)) for kind in "qva")
+        plain = {**dict(zip(qdd, a_s)), **dict(zip(qd, v_s)), **dict(zip(q, q_s))}
+        timed = {**dict(zip(q_s, q)), **dict(zip(v_s, qd)), **dict(zip(a_s, qdd))}
+
+        def to_plain(expr):
+            return sm.sympify(expr).xreplace(plain)  # top-down: q'' and q' are replaced before q
+
+        def rate(expr):
+            """Total time derivative of a plain expression along the motion."""
+            found = expr.free_symbols
+            terms = [expr.diff(x) * dx for xs, dxs in ((q_s, v_s), (v_s, a_s)) for x, dx in zip(xs, dxs) if x in found]
+            return sm.Add(expr.diff(TIME), *terms) if TIME in found else sm.Add(*terms)
+
+        def linear_part(rows):
+            """Split rows that are linear in q'' into (coefficients, -rest)."""
+            coeffs = sm.zeros(len(rows), n)
+            rest = []
+            for i, row in enumerate(rows):
+                found = row.free_symbols
+                for j, acc in enumerate(a_s):
+                    if acc in found:
+                        coeffs[i, j] = row.diff(acc)
+                rest.append(-row.xreplace(dict.fromkeys(a_s, 0)))
+            return coeffs, sm.Matrix(rest) if rest else sm.zeros(0, 1)
+
+        lagrangian = sm.expand_mul(to_plain(kinetic - potential))  # a sum of short terms for _gradient
+        dissipation_p = to_plain(dissipation)
+        dL_dv, dL_dq, dD_dv = (_gradient(e, xs) for e, xs in ((lagrangian, v_s), (lagrangian, q_s), (dissipation_p, v_s)))
+        residual = [rate(dL_dv[i]) - dL_dq[i] + dD_dv[i] - to_plain(forces[i]) for i in range(n)]
+        mass, impressed = linear_part(residual)
 
         phi = _as_column(list(self.holonomic), "holonomic")
         psi = _as_column(list(self.nonholonomic), "nonholonomic")
-        velocity = sm.Matrix.vstack(phi.diff(TIME), psi) if (phi.shape[0] or psi.shape[0]) else sm.zeros(0, 1)
-        accel = velocity.diff(TIME) if velocity.shape[0] else sm.zeros(0, 1)
-        A = accel.jacobian(qdd) if accel.shape[0] else sm.zeros(0, n)
-        b = -accel.xreplace(at_rest) if accel.shape[0] else sm.zeros(0, 1)
+        velocity_p = [rate(to_plain(e)) for e in phi] + [to_plain(e) for e in psi]
+        A, b = linear_part([rate(e) for e in velocity_p])
 
-        energy = (qd.T * dL_dqd)[0] - lagrangian
-        nonconservative = forces - sm.Matrix([dissipation.diff(v) for v in qd])
-        explicit_time = -_partial_time(lagrangian, q, qd)
+        energy = sum((v * d for v, d in zip(v_s, dL_dv)), sm.S.Zero) - lagrangian
+        nonconservative = sm.Matrix([to_plain(forces[i]) - dD_dv[i] for i in range(n)])
+        explicit_time = -lagrangian.diff(TIME)
+
+        def back(value):
+            return value.xreplace(timed)
+
+        mass, impressed, A, b = back(mass), back(impressed), back(A), back(b)
+        velocity = back(sm.Matrix(velocity_p)) if velocity_p else sm.zeros(0, 1)
+        energy, nonconservative, explicit_time = back(energy), back(nonconservative), back(explicit_time)
 
         tidy = (lambda e: sm.simplify(e)) if self.simplify else (lambda e: e)
         derived = {

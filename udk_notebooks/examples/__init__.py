@@ -6,18 +6,26 @@ constraints and, where one exists, the exact solution. Tests, lessons and
 explorers all import from here.
 """
 
+from . import carriage_pendulum
+from . import chain
+from . import double_pendulum
 from . import growing_circle
 from . import incline_friction
 from . import inclined_line
 from . import kepler
+from . import rolling_disk
 from . import singular_mass
 from ._parameters import Parameter
 
 __all__ = [
     "Parameter",
+    "carriage_pendulum",
+    "chain",
+    "double_pendulum",
     "growing_circle",
     "incline_friction",
     "inclined_line",
     "kepler",
+    "rolling_disk",
     "singular_mass",
 ]

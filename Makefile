@@ -1,0 +1,38 @@
+# udk-notebooks developer tasks. Needs python3 (3.10+) and make; no desktop.
+#   make test [PYTEST_ARGS='-m "not slow"']   run the test suite in .venv
+#   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on lessons/ (prints its URL)
+
+PYTHON      ?= python3
+VENV        ?= .venv
+VPY         := $(VENV)/bin/python
+PIP         := $(VPY) -m pip --disable-pip-version-check
+PYTEST_ARGS ?=
+LAB_IP      ?= 127.0.0.1
+LAB_PORT    ?= 8888
+# jupyter refuses to start as root without --allow-root.
+LAB_ROOT    := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: venv test lab clean distclean
+
+venv: $(VPY)
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+test: venv
+	$(PIP) install --quiet -e '.[test]'
+	$(VPY) -m pytest $(PYTEST_ARGS)
+
+lab: venv
+	$(PIP) install --quiet -e .
+	$(VENV)/bin/jupyter lab --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) $(LAB_ROOT) \
+		--ServerApp.root_dir=lessons
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .hypothesis test-artifacts
+	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name .ipynb_checkpoints \) \
+		-type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

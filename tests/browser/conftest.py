@@ -1,0 +1,211 @@
+"""JupyterLab + headless Chromium fixtures for the browser tests.
+
+- ``lab_server`` (session): JupyterLab from the running interpreter's environment on
+  127.0.0.1 and a free port, with its own token, config/runtime/settings/workspace
+  folders, and a temporary COPY of the lessons as its root (the test never writes
+  into the repository). Stopped by PID at the end of the session.
+- ``lab`` (function): the same server with every kernel session deleted first, so
+  each test starts with fresh kernels.
+- ``chromium`` (session) / ``lab_page`` (function): Debian's /usr/bin/chromium driven
+  by Playwright (browser downloads do not work on these machines). Missing browser:
+  skipped, or failed when ``CI=true``.
+
+See /work/shared/notes/browser-testing.md for the selectors and flags used here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT = 60  # seconds until GET /api/status must answer
+VIEWPORT = {"width": 1400, "height": 1000}
+HERE = Path(__file__).resolve().parent
+
+
+def _is_browser_test(item) -> bool:
+    return HERE in Path(str(item.fspath)).resolve().parents
+
+
+def _require_chromium() -> None:
+    if not CHROMIUM.exists():
+        reason = f"{CHROMIUM} is missing (apt-get install -y chromium)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _is_browser_test(item):
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_runtest_setup(item):
+    # Before any fixture: no JupyterLab is started for a test that cannot run.
+    if _is_browser_test(item):
+        _require_chromium()
+
+
+@dataclass
+class LabServer:
+    url: str  # http://127.0.0.1:PORT (no trailing slash)
+    token: str
+    root_dir: Path  # the temporary copy of the lessons served by JupyterLab
+    log_path: Path
+    pid: int
+
+    def page_url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"{self.url}/{path.lstrip('/')}{sep}token={self.token}"
+
+    def api(self, method: str, path: str, timeout: float = 10):
+        request = urllib.request.Request(
+            f"{self.url}/api/{path.lstrip('/')}",
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def log_tail(self, chars: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return "(no log)"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory, lessons_dir: Path):
+    base = tmp_path_factory.mktemp("jupyterlab")
+    root = base / "lessons"
+    if lessons_dir.is_dir():
+        shutil.copytree(lessons_dir, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    else:
+        root.mkdir()
+    dirs = {name: base / name.lower() for name in (
+        "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR")}
+    for path in dirs.values():
+        path.mkdir()
+    env = {**os.environ, **{k: str(v) for k, v in dirs.items()}}
+
+    # No "get notified about Jupyter news?" pop-up: what `jupyter labextension disable
+    # --level=user @jupyterlab/apputils-extension:announcements` writes, in our config dir.
+    page_config = dirs["JUPYTER_CONFIG_DIR"] / "labconfig" / "page_config.json"
+    page_config.parent.mkdir(parents=True)
+    page_config.write_text(json.dumps(
+        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    # Keep every cell in the DOM, so the test sees all prompts and outputs.
+    tracker = dirs["JUPYTERLAB_SETTINGS_DIR"] / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text(json.dumps({"windowingMode": "none"}))
+
+    token = secrets.token_hex(16)
+    port = _free_port()
+    cmd = [
+        sys.executable, "-m", "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log_path = base / "jupyterlab.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+    server = LabServer(url=f"http://127.0.0.1:{port}", token=token, root_dir=root,
+                       log_path=log_path, pid=proc.pid)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{server.log_tail()}")
+            try:
+                server.api("GET", "status", timeout=2)
+                break
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not answer /api/status within "
+                                f"{SERVER_START_TIMEOUT} s:\n{server.log_tail()}")
+                time.sleep(0.25)
+        yield server
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture
+def lab(lab_server: LabServer) -> LabServer:
+    """The session's JupyterLab with no kernel session left over from an earlier test."""
+    for session in lab_server.api("GET", "sessions") or []:
+        lab_server.api("DELETE", f"sessions/{session['id']}")
+    return lab_server
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def lab_page(chromium, lab: LabServer):
+    """A fresh browser context and page (1400x1000), closed after the test."""
+    context = chromium.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        yield page
+    finally:
+        context.close()

@@ -1,0 +1,67 @@
+"""Shared fixtures and hooks for the notebook and browser tests.
+
+Lessons are looked up in ``lessons/`` at the repository root, or in the folder
+named by the environment variable ``UDK_LESSONS_DIR`` (useful to try the
+notebook machinery against a scratch notebook outside the repository).
+
+Any test that takes a ``lesson_notebook`` argument is parametrized over every
+``*.ipynb`` found there (ids are the file names).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+LESSONS_ENV = "UDK_LESSONS_DIR"
+ARTIFACTS_DIR = REPO_ROOT / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def find_lessons_dir() -> Path:
+    """Folder holding the lesson notebooks (``$UDK_LESSONS_DIR`` or ``lessons/``)."""
+    override = os.environ.get(LESSONS_ENV)
+    return Path(override).expanduser().resolve() if override else REPO_ROOT / "lessons"
+
+
+def find_lesson_notebooks() -> list[Path]:
+    """Every top-level ``*.ipynb`` in the lessons folder, sorted by name."""
+    folder = find_lessons_dir()
+    return sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
+
+
+def pytest_report_header(config):
+    lessons = find_lesson_notebooks()
+    chromium = CHROMIUM if CHROMIUM.exists() else f"{CHROMIUM} (missing)"
+    return [
+        f"udk lessons: {find_lessons_dir()} ({len(lessons)} notebook(s))",
+        f"udk browser: {chromium}",
+    ]
+
+
+def pytest_generate_tests(metafunc):
+    if "lesson_notebook" in metafunc.fixturenames:
+        lessons = find_lesson_notebooks()
+        # An empty list gives a skipped test; the "lessons exist" check lives
+        # in test_notebooks.py and fails loudly.
+        metafunc.parametrize("lesson_notebook", lessons, ids=[p.name for p in lessons])
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def lessons_dir() -> Path:
+    return find_lessons_dir()
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """``test-artifacts/`` at the repository root (git-ignored), created on demand."""
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS_DIR

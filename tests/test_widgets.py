@@ -1,0 +1,304 @@
+"""The explorers, driven from Python on the Agg backend (no browser).
+
+Each test sets control values the way a slider does (``controls[name].value``)
+or through ``Explorer.set``, then reads the figure's artists back: the drawn
+forces must be the three terms of Eq. (32) of Udwadia, Kalaba & Fan (2005),
+the ideal force must do no virtual work (Eq. 16) and the nonideal force the
+work ``v . c`` (Eq. 18).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import subprocess
+import sys
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+
+from udk_notebooks.examples import inclined_line
+from udk_notebooks.widgets import Explorer, InclinedLineExplorer, parameter_table, slider_step
+
+PARAMETER_CONTROLS = ("m", "slope", "g", "c1", "c2")
+
+
+def exact(explorer: InclinedLineExplorer):
+    """Eq. (32) at the explorer's current slider values."""
+    v = explorer.values
+    return inclined_line.exact_motion(m=v["m"], k=v["slope"], g=v["g"], c1=v["c1"], c2=v["c2"])
+
+
+def assert_forces_match_eq32(explorer: InclinedLineExplorer) -> None:
+    drawn = explorer.forces()
+    expected = exact(explorer)
+    for name in ("impressed", "ideal", "nonideal"):
+        np.testing.assert_allclose(drawn[name], getattr(expected, name), rtol=1e-9, atol=1e-9, err_msg=name)
+
+
+def arrows(explorer: InclinedLineExplorer) -> np.ndarray:
+    quiver = explorer._quiver
+    return np.column_stack([quiver.U, quiver.V])
+
+
+@pytest.fixture
+def explorer() -> InclinedLineExplorer:
+    return InclinedLineExplorer()
+
+
+# -- controls ------------------------------------------------------------------
+def test_one_named_slider_per_parameter(explorer):
+    assert list(explorer.controls) == [*PARAMETER_CONTROLS, "horizon", "frame"]
+    for name in (*PARAMETER_CONTROLS, "horizon"):
+        slider = explorer.controls[name]
+        assert slider.description == name
+        assert slider.readout
+    slope = explorer.controls["slope"]
+    assert (slope.min, slope.max) == inclined_line.PARAMETERS["k"].bounds
+    assert slope.value == inclined_line.PARAMETERS["k"].default
+    assert explorer.values == {"m": 1.0, "slope": 1.0, "g": 9.81, "c1": 1.0, "c2": 2.0, "horizon": 2.0}
+    assert explorer.play.max == explorer.controls["frame"].max == explorer.frames - 1
+    link = explorer._link
+    assert (link.source[0], link.target[0]) == (explorer.play, explorer.controls["frame"])
+
+
+def test_parameter_table_from_example():
+    table = parameter_table(inclined_line.PARAMETERS, rename={"k": "slope"}, order=PARAMETER_CONTROLS)
+    assert list(table) == list(PARAMETER_CONTROLS)
+    assert table["slope"][:2] == (1.0, (-3.0, 3.0))
+    with pytest.raises(ValueError, match="rename"):
+        parameter_table(inclined_line.PARAMETERS, rename={"slope": "k"})
+    with pytest.raises(ValueError, match="order"):
+        parameter_table(inclined_line.PARAMETERS, order=("m", "g"))
+    assert slider_step(-3.0, 3.0) == pytest.approx(0.01)
+    assert slider_step(0.0, 20.0) == pytest.approx(0.1)
+
+
+def test_figure_embedded_as_png_without_ipympl(explorer):
+    assert not explorer.live_canvas
+    assert explorer.png.startswith(b"\x89PNG")
+    assert explorer.view in explorer.widget.children
+    bundle = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+# -- the drawn data --------------------------------------------------------------
+def test_default_forces_are_eq32(explorer):
+    assert explorer.error == ""
+    assert_forces_match_eq32(explorer)
+    # The paper's numbers (k = 1, c = (1, 2), unit mass): F^C = (1 + 2k)/(k^2 + 1) (1, k).
+    np.testing.assert_allclose(explorer.forces()["nonideal"], [1.5, 1.5], rtol=1e-12)
+    np.testing.assert_allclose(arrows(explorer), explorer.arrow_scale * np.stack(
+        [explorer.forces()[n] for n in ("impressed", "ideal", "nonideal")]), rtol=1e-12, atol=1e-12)
+
+
+def test_slider_change_redraws_in_place(explorer):
+    ax_path = explorer._axes[0]
+    children = [len(ax.get_children()) for ax in explorer._axes]
+    path, quiver = explorer._path, explorer._quiver
+    before_path = np.array(path.get_xydata())
+    before_arrows = arrows(explorer)
+    before_png = explorer.png
+
+    explorer.controls["slope"].value = 2.0  # as a slider would
+
+    assert explorer.error == ""
+    assert explorer._path is path and explorer._quiver is quiver  # moved, not re-created
+    assert [len(ax.get_children()) for ax in explorer._axes] == children
+    after_path = np.array(path.get_xydata())
+    assert not np.allclose(after_path, before_path)
+    np.testing.assert_allclose(after_path[:, 1], 2.0 * after_path[:, 0], atol=1e-9)  # on x2 = k x1
+    assert not np.allclose(arrows(explorer), before_arrows)
+    assert explorer.png != before_png
+    assert_forces_match_eq32(explorer)
+    np.testing.assert_allclose(explorer.forces()["nonideal"], [1.0, 2.0], rtol=1e-12)  # (1 + 2k)/(k^2+1) (1, k)
+    assert ax_path.get_xlim()[0] < after_path[:, 0].min()
+
+
+def test_set_updates_once_and_matches_eq32(explorer):
+    calls = []
+    compute = explorer.compute
+    explorer.compute = lambda **v: calls.append(v) or compute(**v)
+    explorer.set(m=2.5, slope=-1.5, g=3.0, c1=-2.0, c2=4.0, horizon=3.0)
+    assert len(calls) == 1
+    assert calls[0]["slope"] == -1.5
+    assert explorer.result.parameters["k"] == -1.5
+    assert explorer.result.trajectory.t[-1] == pytest.approx(3.0)
+    assert_forces_match_eq32(explorer)
+    acc = explorer._acc[0].get_ydata()
+    np.testing.assert_allclose(acc, exact(explorer).qdd[0], rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="unknown control"):
+        explorer.set(k=1.0)
+
+
+def test_frame_moves_particle_without_recomputing(explorer):
+    calls = []
+    compute = explorer.compute
+    explorer.compute = lambda **v: calls.append(v) or compute(**v)
+    traj = explorer.result.trajectory
+    np.testing.assert_allclose(explorer._particle.get_xydata()[0], traj.q[0])
+    explorer.controls["frame"].value = explorer.frames - 1
+    np.testing.assert_allclose(explorer._particle.get_xydata()[0], traj.q[-1])
+    np.testing.assert_allclose(explorer._quiver.get_offsets()[0], traj.q[-1])
+    assert explorer._now.get_xdata()[0] == pytest.approx(traj.t[-1])
+    explorer.set(frame=10)
+    np.testing.assert_allclose(explorer._particle.get_xydata()[0], traj.q[10])
+    assert calls == []
+    # The path follows Eq. (32) integrated exactly (RK4 is exact for a constant acceleration).
+    q, _ = inclined_line.exact_state(traj.t, traj.q[0], traj.qd[0])
+    np.testing.assert_allclose(traj.q, q, atol=1e-9)
+
+
+def test_virtual_work_bars(explorer):
+    for values in ({}, {"slope": 0.0}, {"slope": -2.5, "c1": 3.0, "c2": -4.0, "m": 0.1}, {"g": 0.0}):
+        explorer.set(**values)
+        result = explorer.result
+        heights = [bar.get_height() for bar in explorer._bars]
+        v = result.virtual_displacement[explorer.frame]
+        slope = explorer.values["slope"]
+        np.testing.assert_allclose(v, np.array([1.0, slope]) / np.hypot(1.0, slope), rtol=1e-12)
+        expected = exact(explorer)
+        assert heights[0] == pytest.approx(v @ expected.impressed, abs=1e-9)
+        assert heights[1] == pytest.approx(0.0, abs=1e-9)  # Eq. (16): the ideal force does no virtual work
+        c = np.array([explorer.values["c1"], explorer.values["c2"]])
+        assert heights[2] == pytest.approx(v @ c, abs=1e-9)  # Eq. (18): v . F^C = v . c
+        assert explorer._c_mark.get_ydata()[0] == pytest.approx(v @ c, abs=1e-9)
+        assert explorer._bar_text[1].get_text() == "0.000"
+
+
+# -- robustness ------------------------------------------------------------------
+def test_random_slider_combinations_never_raise(monkeypatch):
+    """1000 random combinations over each slider's [min, max], extremes included."""
+    explorer = InclinedLineExplorer(steps=4)  # few steps: this test is about robustness, not resolution
+    show, canvas = explorer._show, explorer.figure.canvas
+    # Rasterize only every 25th combination; the artist updates still run every time.
+    monkeypatch.setattr(canvas, "draw_idle", lambda *a, **k: None)
+    monkeypatch.setattr(explorer, "_show", lambda: None)
+
+    names = [*PARAMETER_CONTROLS, "horizon"]
+    lo = np.array([explorer.controls[n].min for n in names])
+    hi = np.array([explorer.controls[n].max for n in names])
+    rng = np.random.default_rng(20050215)
+    samples = rng.uniform(lo, hi, size=(1000, len(names)))
+    samples[:6] = [lo, hi, np.where(rng.random(len(names)) < 0.5, lo, hi), lo, hi, (lo + hi) / 2]
+    samples[3, names.index("g")] = 0.0  # no gravity
+    samples[4, names.index("slope")] = 0.0  # horizontal line
+    samples[5, [names.index("g"), names.index("c1"), names.index("c2")]] = 0.0  # no force at all
+    extremes = rng.random(samples.shape) < 0.1  # and sprinkle bounds everywhere
+    samples[extremes] = np.where(rng.random(samples.shape) < 0.5, lo, hi)[extremes]
+
+    for i, row in enumerate(samples):
+        values = dict(zip(names, row))
+        last = names[i % len(names)]
+        explorer.set(**{k: v for k, v in values.items() if k != last}, frame=int(rng.integers(0, explorer.frames)))
+        explorer.controls[last].value = values[last]  # one change through the slider callback
+        assert explorer.error == "", (values, explorer.error)
+        assert_forces_match_eq32(explorer)
+        if i % 25 == 0:
+            explorer.figure.stale = True
+            show()
+            assert explorer.error == ""
+    assert np.all(np.isfinite(arrows(explorer)))
+
+
+def test_bad_value_shows_message_and_keeps_last_plot(explorer):
+    good = explorer.result
+    path = np.array(explorer._path.get_xydata())
+    png = explorer.png
+    compute = explorer.compute
+
+    def picky(**values):
+        if values["m"] < 0.5:
+            raise ValueError("`m` must be at least 0.5 in this test; got a lighter particle")
+        return compute(**values)
+
+    explorer.compute = picky
+    explorer.controls["m"].value = 0.2  # must not raise out of the callback
+
+    assert explorer.error == "ValueError: `m` must be at least 0.5 in this test; got a lighter particle"
+    assert html.escape(explorer.error, quote=False) in explorer.error_area.value
+    assert explorer.result is good
+    np.testing.assert_array_equal(explorer._path.get_xydata(), path)
+    assert explorer.png == png
+
+    explorer.set(slope=2.0)  # still bad: message stays, plot stays
+    assert explorer.error and explorer.result is good
+    explorer.controls["m"].value = 1.0
+    assert explorer.error == "" and explorer.error_area.value == ""
+    assert explorer.result is not good
+    assert_forces_match_eq32(explorer)
+
+
+def test_draw_failure_is_reported_and_last_result_redrawn(explorer, monkeypatch):
+    good = explorer.result
+    draw = explorer.draw
+
+    def fragile(result):
+        if result.parameters["g"] > 15.0:
+            raise RuntimeError("cannot draw this one")
+        draw(result)
+
+    monkeypatch.setattr(explorer, "draw", fragile)
+    explorer.controls["g"].value = 18.0
+    assert explorer.error == "RuntimeError: cannot draw this one"
+    assert explorer.result is good
+    np.testing.assert_allclose(explorer.forces()["impressed"], good.trajectory.impressed[0])  # still the good run
+    explorer.controls["g"].value = 5.0
+    assert explorer.error == "" and explorer.result is not good
+
+
+def test_solver_error_from_a_custom_explorer():
+    """The base class with a model that fails for part of its range (a real package error)."""
+    import matplotlib.pyplot as plt
+
+    from udk_notebooks import udwadia_kalaba
+
+    class Tiny(Explorer):
+        def make_figure(self):
+            fig, ax = plt.subplots(figsize=(3, 2))
+            self.line, = ax.plot([], [])
+            return fig
+
+        def draw(self, result):
+            self.line.set_data([0, 1], [0, result.qdd[0]])
+            self.figure.canvas.draw_idle()
+
+    def compute(b2):
+        # Two parallel rows x1'' = 1 and x1'' = b2: consistent only when b2 = 1.
+        return udwadia_kalaba(np.eye(2), [0.0, 0.0], [[1.0, 0.0], [1.0, 0.0]], [1.0, b2])
+
+    tiny = Tiny(compute, {"b2": (1.0, (0.0, 2.0), "right-hand side of the second row")}, frames=1)
+    assert tiny.error == "" and tiny.result.qdd[0] == pytest.approx(1.0)
+    tiny.controls["b2"].value = 2.0
+    assert tiny.error.startswith("InconsistentConstraintsError: the constraints `A q'' = b` have no solution")
+    assert tiny.result.qdd[0] == pytest.approx(1.0)
+    assert "no solution" in tiny.error_area.value
+
+
+def test_ipympl_canvas_is_embedded():
+    """With ``%matplotlib widget`` the explorer embeds the ipympl canvas (checked in a fresh interpreter)."""
+    pytest.importorskip("ipympl")
+    code = textwrap.dedent(
+        """
+        import matplotlib
+        matplotlib.use("module://ipympl.backend_nbagg")
+        from udk_notebooks.widgets import InclinedLineExplorer
+        e = InclinedLineExplorer()
+        assert e.live_canvas, type(e.figure.canvas)
+        assert e.figure.canvas in e.widget.children
+        assert e.controls["slope"].continuous_update
+        e.controls["slope"].value = 2.0
+        assert e.error == "", e.error
+        assert abs(e.forces()["nonideal"][1] - 2.0) < 1e-9
+        print("ok")
+        """
+    )
+    env = {**os.environ, "MPLBACKEND": "module://ipympl.backend_nbagg"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("ok")

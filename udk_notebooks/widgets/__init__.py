@@ -1,0 +1,25 @@
+"""Interactive explorers for Jupyter: sliders wired to figures updated in place.
+
+Each explorer turns one catalogue example (:mod:`udk_notebooks.examples`) into
+a model function, a row of controls and a figure whose artists are created
+once (see :mod:`udk_notebooks.widgets.base`). Display one in a notebook cell::
+
+    %matplotlib widget          # ipympl, when installed; inline works too
+    from udk_notebooks.widgets import InclinedLineExplorer
+    InclinedLineExplorer()
+"""
+
+from .base import Explorer, ParameterSpec, has_widget_canvas, parameter_table, slider_step
+from .inclined_line import InclinedLineExplorer, InclinedLineResult
+
+__all__ = [
+    # base
+    "Explorer",
+    "ParameterSpec",
+    "has_widget_canvas",
+    "parameter_table",
+    "slider_step",
+    # explorers
+    "InclinedLineExplorer",
+    "InclinedLineResult",
+]

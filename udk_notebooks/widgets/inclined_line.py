@@ -1,0 +1,269 @@
+r"""Explorer for the particle on an inclined line with a nonideal force (2005 paper, Sec. 4).
+
+Sliders: the mass ``m``, the ``slope`` of the line ``slope * x1 - x2 = 0`` (the
+paper's ``k``, Eq. 24), gravity ``g``, the nonideal vector ``c = (c1, c2)`` and
+the simulated ``horizon``. Panels:
+
+(a) the path in the ``(x1, x2)`` plane, the line, the particle at the animated
+    instant and the three forces of Eq. (8) acting on it: impressed ``F^N``
+    (Eq. 9), ideal ``F^L`` (Eq. 10) and nonideal ``F^C`` (Eq. 11);
+(b) the accelerations ``x1''`` and ``x2''`` over time;
+(c) the virtual work of each force on the unit virtual displacement ``v``
+    (``A v = 0``): the ideal force does none (Eq. 16), the nonideal force does
+    ``v . c`` (Eq. 18), drawn as a dashed mark over its bar.
+
+Every number comes from the package's solver: the model is compiled once and
+each slider move runs :func:`udk_notebooks.simulate` (fixed-step RK4), which
+evaluates the Udwadia-Kalaba equation (Eq. 7) at every step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import MaxNLocator, NullLocator
+
+from ..compiled import CompiledModel
+from ..core import virtual_displacements
+from ..examples import inclined_line
+from ..simulation import Trajectory, simulate
+from .base import Explorer, parameter_table
+
+__all__ = ["InclinedLineExplorer", "InclinedLineResult"]
+
+FORCE_NAMES = ("impressed", "ideal", "nonideal")
+FORCE_COLORS = {"impressed": "#1f77b4", "ideal": "#2ca02c", "nonideal": "#d62728"}
+
+
+@lru_cache(maxsize=1)
+def compiled_model() -> CompiledModel:
+    """The inclined-line model, lambdified once per session (parameters are passed per call)."""
+    return inclined_line.model().compile()
+
+
+@dataclass(frozen=True, eq=False)
+class InclinedLineResult:
+    """One simulated run of the inclined-line example.
+
+    Attributes
+    ----------
+    trajectory : Trajectory
+        Samples of ``q = (x1, x2)``, accelerations and the three forces.
+    virtual_displacement : ndarray, shape (N, 2)
+        At each sample, the unit vector ``v`` with ``A v = 0`` (from
+        :func:`udk_notebooks.virtual_displacements`), oriented with its first
+        nonzero component positive.
+    virtual_work : dict of str to ndarray, shape (N,)
+        ``v . F`` for ``"impressed"``, ``"ideal"`` and ``"nonideal"``, and
+        ``"c"``: ``v . c``, which the nonideal force must match (Eq. 18).
+    parameters : dict of str to float
+        The model parameters used (``k`` is the slider ``slope``).
+    """
+
+    trajectory: Trajectory
+    virtual_displacement: np.ndarray
+    virtual_work: dict
+    parameters: dict
+
+    def forces(self, index: int) -> dict[str, np.ndarray]:
+        """The three force vectors at sample ``index``, shape (2,) each."""
+        traj = self.trajectory
+        return {name: getattr(traj, name)[index].copy() for name in FORCE_NAMES}
+
+
+def _unit_virtual_displacement(A: np.ndarray) -> np.ndarray:
+    basis = virtual_displacements(A)
+    v = basis[:, 0]
+    lead = v[np.flatnonzero(np.abs(v) > 1e-12)[0]]
+    return v / np.linalg.norm(v) * np.sign(lead)
+
+
+class InclinedLineExplorer(Explorer):
+    """Sliders for ``m``, ``slope``, ``g``, ``c1``, ``c2`` and ``horizon`` over three panels.
+
+    Parameters
+    ----------
+    steps : int, optional
+        RK4 steps over the horizon (and animation frames minus one).
+    speed : float, optional
+        Initial speed along the line, from the origin (``initial_state``).
+    **kwargs
+        Passed to :class:`~udk_notebooks.widgets.base.Explorer`
+        (``continuous_update``, ``title``).
+
+    Examples
+    --------
+    >>> explorer = InclinedLineExplorer().set(slope=2.0, c1=1.0, c2=2.0)
+    >>> explorer.forces()["nonideal"].round(12)  # (c1 + k c2)/(k^2 + 1) (1, k), Eq. (32)
+    array([1., 2.])
+    """
+
+    steps: int = 50
+    horizon: tuple = (2.0, (0.5, 5.0), "simulated time span, in seconds")
+
+    def __init__(self, *, steps: int | None = None, speed: float = 1.0, **kwargs):
+        self.steps = int(steps if steps is not None else type(self).steps)
+        if self.steps < 1:
+            raise ValueError(f"`steps` must be at least 1; got {steps}")
+        self.speed = float(speed)
+        self._drawn = {}
+        table = parameter_table(inclined_line.PARAMETERS, rename={"k": "slope"}, order=("m", "slope", "g", "c1", "c2"))
+        kwargs.setdefault("title", "Particle on the line slope&middot;x1 &minus; x2 = 0 with a nonideal force "
+                                   "(Udwadia, Kalaba &amp; Fan 2005, Sec. 4)")
+        super().__init__(self.simulate, table, extra={"horizon": self.horizon}, frames=self.steps + 1, **kwargs)
+
+    # -- model -----------------------------------------------------------------
+    def simulate(self, m: float, slope: float, g: float, c1: float, c2: float, horizon: float) -> InclinedLineResult:
+        """Simulate the example with these values (the explorer's ``compute``)."""
+        params = {"m": m, "k": slope, "g": g, "c1": c1, "c2": c2}
+        cm = compiled_model()
+        q0, qd0 = inclined_line.initial_state(self.speed, k=slope)
+        traj = simulate(cm, (0.0, horizon), q0, qd0, method="rk4", step=horizon / self.steps, params=params)
+        p = cm.parameters(params)
+        count = traj.t.size
+        v = np.empty((count, cm.n))
+        c = np.empty((count, cm.n))
+        null_spaces = {}  # A is often the same at every sample (here always): one SVD per distinct A
+        for j in range(count):
+            _, _, A, _, c[j] = cm.evaluate(traj.t[j], traj.q[j], traj.qd[j], p)
+            key = A.tobytes()
+            if key not in null_spaces:
+                null_spaces[key] = _unit_virtual_displacement(A)
+            v[j] = null_spaces[key]
+        work = {name: np.einsum("ij,ij->i", v, getattr(traj, name)) for name in FORCE_NAMES}
+        work["c"] = np.einsum("ij,ij->i", v, c)
+        return InclinedLineResult(traj, v, work, params)
+
+    def forces(self) -> dict[str, np.ndarray]:
+        """The force vectors drawn at the current instant (unscaled; arrows are ``arrow_scale`` times these)."""
+        return {name: vec.copy() for name, vec in self._drawn.items()}
+
+    # -- figure ----------------------------------------------------------------
+    def make_figure(self):
+        # Drawing cost is mostly text layout, redone on every draw: short labels, few ticks, titles and
+        # axis labels at fixed places (no automatic placement) and plain coloured text instead of legends.
+        fig = plt.figure(figsize=(9.6, 3.3))
+        ax_path, ax_acc, ax_work = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.15, 0.95]})
+        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.9, wspace=0.33)
+        for ax, title in zip((ax_path, ax_acc, ax_work), ("(a) path, forces", "(b) accelerations",
+                                                          "(c) virtual work $v\\cdot F$")):
+            ax.set_title(title, fontsize=9, y=1.0, pad=4)
+            ax.yaxis.set_major_locator(MaxNLocator(4))
+            ax.tick_params(labelsize=8)
+
+        ax_path.xaxis.set_major_locator(MaxNLocator(4))
+        ax_path.set_xlabel("$x_1$")
+        ax_path.set_ylabel("$x_2$", rotation=0)
+        ax_path.xaxis.set_label_coords(0.5, -0.09)
+        ax_path.yaxis.set_label_coords(-0.2, 0.5)
+        ax_path.set_aspect("equal", adjustable="box")
+        self._line, = ax_path.plot([], [], color="0.65", lw=1.0, zorder=1)
+        self._path, = ax_path.plot([], [], color="0.2", lw=1.6, zorder=2)
+        self._particle, = ax_path.plot([], [], "o", color="k", ms=6, zorder=4)
+        colors = [FORCE_COLORS[name] for name in FORCE_NAMES]
+        self._quiver = ax_path.quiver(
+            np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), color=colors,
+            angles="xy", scale_units="xy", scale=1.0, width=0.012, zorder=5,
+        )
+        for i, (name, label) in enumerate(zip(FORCE_NAMES, ("$F^N$", "$F^L$", "$F^C$"))):
+            ax_path.text(0.96, 0.05 + 0.09 * (2 - i), label, color=FORCE_COLORS[name], ha="right",
+                         transform=ax_path.transAxes, fontsize=9)
+        self._clock = ax_path.text(0.04, 0.95, "", transform=ax_path.transAxes, va="top", fontsize=8)
+
+        ax_acc.xaxis.set_major_locator(MaxNLocator(4))
+        ax_acc.set_xlabel("$t$")
+        ax_acc.xaxis.set_label_coords(0.5, -0.09)
+        self._acc = [  # dashed on top, so equal accelerations (slope 1) still show both lines
+            ax_acc.plot([], [], lw=2.2, color="C0")[0],
+            ax_acc.plot([], [], lw=1.8, color="C1", ls="--")[0],
+        ]
+        ax_acc.text(0.96, 0.93, r"$\ddot x_1$", color="C0", ha="right", va="top", transform=ax_acc.transAxes)
+        ax_acc.text(0.96, 0.80, r"$\ddot x_2$ (dashed)", color="C1", ha="right", va="top",
+                    transform=ax_acc.transAxes, fontsize=9)
+        self._now = ax_acc.axvline(0.0, color="0.5", lw=1, ls=":")
+        ax_acc.axhline(0.0, color="0.8", lw=0.8)
+
+        self._bars = list(ax_work.bar(range(3), np.zeros(3), color=colors, width=0.6))
+        ax_work.set_xticks(range(3), ["$F^N$", "$F^L$", "$F^C$"], fontsize=9)
+        ax_work.yaxis.set_major_locator(NullLocator())  # each bar carries its value; no scale needed
+        ax_work.axhline(0.0, color="0.3", lw=0.8)
+        ax_work.set_xlim(-0.55, 2.95)
+        self._c_mark, = ax_work.plot([1.6, 2.4], [0.0, 0.0], "k--", lw=1.2)
+        self._c_text = ax_work.text(2.42, 0.0, r"$v\cdot c$", va="center", fontsize=8)
+        self._bar_text = [
+            ax_work.annotate("", (i, 0.0), xytext=(0, 4), textcoords="offset points", ha="center", fontsize=8)
+            for i in range(3)
+        ]
+
+        self._axes = (ax_path, ax_acc, ax_work)
+        return fig
+
+    def draw(self, result: InclinedLineResult) -> None:
+        ax_path, ax_acc, ax_work = self._axes
+        traj = result.trajectory
+        x, y = traj.q[:, 0], traj.q[:, 1]
+        self._path.set_data(x, y)
+
+        # A square view around the path, with room for the arrows.
+        span = max(float(np.ptp(x)), float(np.ptp(y)), 1.0)
+        cx, cy = (x.max() + x.min()) / 2, (y.max() + y.min()) / 2
+        half = 0.5 * span + 0.4 * span
+        ax_path.set_xlim(cx - half, cx + half)
+        ax_path.set_ylim(cy - half, cy + half)
+        xs = np.array([cx - half, cx + half])
+        self._line.set_data(xs, result.parameters["k"] * xs)
+        largest = float(np.linalg.norm(np.stack([getattr(traj, n) for n in FORCE_NAMES]), axis=-1).max())
+        # Data units per unit of force, fixed for the whole run; no arrows when every force vanishes.
+        self.arrow_scale = 0.35 * span / largest if largest > 1e-12 else 0.0
+
+        t = traj.t
+        for line, column in zip(self._acc, traj.qdd.T):
+            line.set_data(t, column)
+        ax_acc.set_xlim(t[0], t[-1])
+        ax_acc.set_ylim(*_padded(traj.qdd, top=0.45))
+
+        work = result.virtual_work
+        ax_work.set_ylim(*_padded(np.stack([work[n] for n in (*FORCE_NAMES, "c")]), include_zero=True))
+        self._draw_instant(result)
+
+    def draw_frame(self, result: InclinedLineResult, frame: int) -> None:
+        self._draw_instant(result)
+
+    def _draw_instant(self, result: InclinedLineResult) -> None:
+        traj = result.trajectory
+        j = self.frame_index(traj.t)
+        position = traj.q[j]
+        forces = result.forces(j)
+        self._drawn = forces
+        self._particle.set_data([position[0]], [position[1]])
+        arrows = self.arrow_scale * np.stack([forces[n] for n in FORCE_NAMES])
+        self._quiver.set_offsets(np.tile(position, (3, 1)))
+        self._quiver.set_UVC(arrows[:, 0], arrows[:, 1])
+        self._clock.set_text(f"t = {traj.t[j]:.2f}")
+        self._now.set_xdata([traj.t[j], traj.t[j]])
+        for i, name in enumerate(FORCE_NAMES):
+            value = float(result.virtual_work[name][j])
+            self._bars[i].set_height(value)
+            self._bar_text[i].xy = (i, value)
+            self._bar_text[i].set_position((0, 4 if value >= 0 else -4))  # offset in points
+            self._bar_text[i].set_verticalalignment("bottom" if value >= 0 else "top")
+            self._bar_text[i].set_text(f"{round(value, 3) + 0.0:.3f}")
+        c_work = float(result.virtual_work["c"][j])
+        self._c_mark.set_ydata([c_work, c_work])
+        self._c_text.set_y(c_work)
+        self.figure.canvas.draw_idle()
+
+
+def _padded(values, include_zero: bool = False, top: float = 0.15) -> tuple[float, float]:
+    """Axis limits around ``values``: 15 % margin below, ``top`` above (room for a legend)."""
+    lo, hi = float(np.min(values)), float(np.max(values))
+    if include_zero:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    span = hi - lo
+    if span < 1e-9 * max(1.0, abs(lo), abs(hi)):  # constant data: a range of its own size
+        span = max(1.0, 0.5 * max(abs(lo), abs(hi)))
+        lo, hi = lo - span / 2, hi + span / 2
+    return lo - 0.15 * span, hi + top * span
