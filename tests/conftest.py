@@ -13,6 +13,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# numpy's and scipy's OpenBLAS pools spin against each other on the tiny matrices of
+# the solver (design notes, "Performance"); one thread keeps the suite and the kernels
+# it starts (they inherit the environment) fast on two cores.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -240,7 +240,9 @@ def _gram_projector(Bt: np.ndarray):
     R, info = lapack.dpotrf(G, lower=0, clean=1)
     if info != 0:
         return None
-    rcond, info = lapack.dpocon(R, G.trace() * G.shape[0])
+    # ||G||_1 <= m max_ij |G_ij| = m max_i G_ii for a Gram matrix: an upper bound keeps rcond conservative.
+    m = G.shape[0]
+    rcond, info = lapack.dpocon(R, m * max(G.flat[:: m + 1]))
     if info != 0 or not rcond > GRAM_RCOND:
         return None
 
