@@ -201,11 +201,11 @@ def _solve_factored(L, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
     if m:
         Bt, _ = lapack.dtrtrs(L, A.T, lower=1)  # B^T = L^{-1} A^T
         r = b - A @ a
-        project = _gram_projector(Bt) or _svd_projector(Bt, r, b, A, a, rank_rtol, consistency_rtol)
-        w = project(r)  # B^+ (b - A a)
+        pseudo = _GramPseudoinverse.of(Bt) or _SvdPseudoinverse(Bt, r, b, A @ a, rank_rtol, consistency_rtol)
+        w = pseudo.solve(r)  # B^+ (b - A a)
         ideal = L @ w
     else:
-        project = None
+        pseudo = None
         w = ideal = np.zeros(n)
     z = w
     if C is None:
@@ -213,8 +213,8 @@ def _solve_factored(L, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
     else:
         c = np.asarray(C(ideal) if callable(C) else C, dtype=float)
         y, _ = lapack.dtrtrs(L, c, lower=1)  # L^{-1} C
-        if project is not None:
-            y = y - project(Bt.T @ y)  # (I - B^+ B) L^{-1} C
+        if pseudo is not None:
+            y = pseudo.null_part(y)  # (I - B^+ B) L^{-1} C
         nonideal = L @ y
         z = w + y
     qdd, _ = lapack.dtrtrs(L, z, lower=1, trans=1)
@@ -230,51 +230,68 @@ the relative error stays near ``1e-16 / GRAM_RCOND = 1e-10``.
 """
 
 
-def _gram_projector(Bt: np.ndarray):
-    """``x -> B^+ x`` through a Cholesky factor of ``B B^T``, or None when that is ill-conditioned.
+class _GramPseudoinverse:
+    """``B^+`` and ``I - B^+ B`` through a Cholesky factor of ``B B^T`` (independent rows).
 
-    This is the common case (independent constraints) and costs about half
-    of an SVD for small systems.
+    The common case, and about half the cost of an SVD for small systems.
     """
-    G = Bt.T @ Bt
-    R, info = lapack.dpotrf(G, lower=0, clean=1)
-    if info != 0:
-        return None
-    # ||G||_1 <= m max_ij |G_ij| = m max_i G_ii for a Gram matrix: an upper bound keeps rcond conservative.
-    m = G.shape[0]
-    rcond, info = lapack.dpocon(R, m * max(G.flat[:: m + 1]))
-    if info != 0 or not rcond > GRAM_RCOND:
-        return None
 
-    def project(x):
-        lam, _ = lapack.dpotrs(R, x, lower=0)
-        return Bt @ lam
+    __slots__ = ("Bt", "R")
 
-    return project
+    @classmethod
+    def of(cls, Bt: np.ndarray):
+        """The pseudoinverse of ``B = Bt^T``, or None when ``B B^T`` is singular or ill-conditioned."""
+        G = Bt.T @ Bt
+        R, info = lapack.dpotrf(G, lower=0, clean=1)
+        if info != 0:
+            return None
+        # ||G||_1 <= m max_ij |G_ij| = m max_i G_ii for a Gram matrix: an upper bound keeps rcond conservative.
+        m = G.shape[0]
+        rcond, info = lapack.dpocon(R, m * max(G.flat[:: m + 1]))
+        if info != 0 or not rcond > GRAM_RCOND:
+            return None
+        self = cls()
+        self.Bt, self.R = Bt, R
+        return self
+
+    def solve(self, x: np.ndarray) -> np.ndarray:
+        """``B^+ x = B^T (B B^T)^{-1} x``."""
+        lam, _ = lapack.dpotrs(self.R, x, lower=0)
+        return self.Bt @ lam
+
+    def null_part(self, y: np.ndarray) -> np.ndarray:
+        """``(I - B^+ B) y``."""
+        return y - self.solve(self.Bt.T @ y)
 
 
-def _svd_projector(Bt, r, b, A, a, rank_rtol, consistency_rtol):
-    """``x -> B^+ x`` through a thin SVD, with the rank decision and the consistency check."""
-    m = Bt.shape[1]
-    U, s, Vt = _svd(Bt.T)
-    rank = int(np.count_nonzero(s > rank_rtol * s[0])) if s[0] > 0 else 0
-    U, s, Vt = U[:, :rank], s[:rank], Vt[:rank]
-    coef = U.T @ r
-    miss = _norm(r - U @ coef)  # = ||A q'' - b|| for the best q''
-    scale = _norm(b) + _norm(A @ a)
-    if miss > consistency_rtol * scale:
-        raise InconsistentConstraintsError(
-            f"the constraints `A q'' = b` have no solution: ||A q'' - b|| = {miss:.3e} "
-            f"(relative {miss / scale:.3e}) for the best least-squares q''; rows of `A` "
-            f"are dependent (rank {rank} of {m}) but `b` does not follow the same dependence. "
-            "Check the constraint equations, or remove the contradicting rows",
-            residual=float(miss),
-        )
+class _SvdPseudoinverse:
+    """``B^+`` and ``I - B^+ B`` through a thin SVD, with the rank decision and the consistency check."""
 
-    def project(x):
-        return Vt.T @ ((U.T @ x) / s)
+    __slots__ = ("U", "s", "Vt")
 
-    return project
+    def __init__(self, Bt, r, b, Aa, rank_rtol, consistency_rtol):
+        m = Bt.shape[1]
+        U, s, Vt = _svd(Bt.T)
+        rank = int(np.count_nonzero(s > rank_rtol * s[0])) if s[0] > 0 else 0
+        self.U, self.s, self.Vt = U[:, :rank], s[:rank], Vt[:rank]
+        miss = _norm(r - self.U @ (self.U.T @ r))  # = ||A q'' - b|| for the best q''
+        scale = _norm(b) + _norm(Aa)
+        if miss > consistency_rtol * scale:
+            raise InconsistentConstraintsError(
+                f"the constraints `A q'' = b` have no solution: ||A q'' - b|| = {miss:.3e} "
+                f"(relative {miss / scale:.3e}) for the best least-squares q''; rows of `A` "
+                f"are dependent (rank {rank} of {m}) but `b` does not follow the same dependence. "
+                "Check the constraint equations, or remove the contradicting rows",
+                residual=float(miss),
+            )
+
+    def solve(self, x: np.ndarray) -> np.ndarray:
+        """``B^+ x = V S^{-1} U^T x`` over the nonzero singular values."""
+        return self.Vt.T @ ((self.U.T @ x) / self.s)
+
+    def null_part(self, y: np.ndarray) -> np.ndarray:
+        """``(I - V V^T) y``: never divides by a small singular value."""
+        return y - self.Vt.T @ (self.Vt @ y)
 
 
 def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
@@ -353,18 +370,31 @@ def lagrange_multipliers(M, Q, A, b) -> tuple[np.ndarray, np.ndarray]:
     n = M.shape[0]
     Q = check_vector(Q, "Q", n)
     A, b = check_constraint_matrix(A, b, n)
-    m = A.shape[0]
-    K = np.block([[M, -A.T], [A, np.zeros((m, m))]])
-    rhs = np.concatenate([Q, b])
-    sol, *_ = np.linalg.lstsq(K, rhs, rcond=RANK_RTOL)
-    miss = np.linalg.norm(K @ sol - rhs)
-    if miss > CONSISTENCY_RTOL * (np.linalg.norm(rhs) + 1e-300) * max(1.0, np.abs(K).max()):
+    if A.shape[0] == 0:
+        return np.linalg.solve(M, Q), np.zeros(0)
+    # Redundant rows make the bordered matrix singular: keep the independent combinations
+    # A_r = S_r V_r^T of the rows (an SVD of A), solve the nonsingular system, map back.
+    U, s, Vt = _svd(A)
+    rank = int(np.count_nonzero(s > RANK_RTOL * s[0])) if s[0] > 0 else 0
+    U, s, Vt = U[:, :rank], s[:rank], Vt[:rank]
+    miss = _norm(b - U @ (U.T @ b))
+    scale = _norm(b) + s[0] * _norm(Q) / np.abs(M).max() if rank else _norm(b)
+    if miss > CONSISTENCY_RTOL * max(scale, np.finfo(float).tiny):
         raise InconsistentConstraintsError(
-            f"the saddle-point system has no solution (residual {miss:.3e}); "
-            "check `A` and `b` for contradicting rows",
+            f"the constraints `A q'' = b` have no solution: ||A q'' - b|| >= {miss:.3e}; rows of `A` "
+            f"are dependent (rank {rank} of {A.shape[0]}) but `b` does not follow the same dependence",
             residual=float(miss),
         )
-    return sol[:n], sol[n:]
+    A_r = s[:, None] * Vt
+    K = np.block([[M, -A_r.T], [A_r, np.zeros((rank, rank))]])
+    try:
+        sol = np.linalg.solve(K, np.concatenate([Q, U.T @ b]))
+    except np.linalg.LinAlgError:
+        raise NonUniqueAccelerationError(
+            "the saddle-point matrix is singular: `[M; A]` lacks full column rank, so the "
+            "accelerations are not unique"
+        ) from None
+    return sol[:n], U @ sol[n:]
 
 
 def virtual_displacements(A, *, rank_rtol: float = RANK_RTOL) -> np.ndarray:

@@ -189,7 +189,13 @@ class Model:
         dissipation = sm.sympify(self.dissipation)
         forces = _as_column(self.forces, "forces", n) if self.forces is not None else sm.zeros(n, 1)
         nonideal = _as_column(self.nonideal, "nonideal", n) if self.nonideal is not None else sm.zeros(n, 1)
-        params = {sm.Symbol(str(k)) if isinstance(k, str) else k: float(v) for k, v in dict(self.parameters).items()}
+        # A parameter named by a string means the symbol of that name in the inputs, whatever
+        # its assumptions (Symbol("m", positive=True) is not Symbol("m")).
+        inputs = [kinetic, potential, dissipation, forces, nonideal, *self.holonomic, *self.nonholonomic]
+        by_name = {s.name: s for e in inputs for s in sm.sympify(e).free_symbols}
+        params = {
+            (by_name.get(k, sm.Symbol(k)) if isinstance(k, str) else k): float(v) for k, v in dict(self.parameters).items()
+        }
         object.__setattr__(self, "parameters", params)
 
         # Differentiate in plain placeholder symbols: sympy differentiates with respect to
@@ -278,7 +284,7 @@ class Model:
 
     def _check_symbols(self) -> None:
         known = set(self.parameters) | {TIME}
-        pieces = [self.M, self.Q, self.A, self.b, self.C, self.energy, self.velocity_constraints]
+        pieces = [self.M, self.Q, self.A, self.b, self.C, self.energy, self.phi, self.psi]
         pieces += [sm.sympify(f.sliding_velocity) for f in self.friction]
         pieces += [sm.sympify(f.coefficient) for f in self.friction]
         pieces += [sm.sympify(f.static_coefficient) for f in self.friction if f.static_coefficient is not None]
