@@ -10,6 +10,7 @@ work ``v . c`` (Eq. 18).
 from __future__ import annotations
 
 import html
+import io
 import os
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import pytest
 
 from udk_notebooks.examples import inclined_line
 from udk_notebooks.widgets import Explorer, InclinedLineExplorer, parameter_table, slider_step
+from udk_notebooks.widgets.views import fit_view, nice_step
 
 PARAMETER_CONTROLS = ("m", "slope", "g", "c1", "c2")
 
@@ -44,6 +46,48 @@ def assert_forces_match_eq32(explorer: InclinedLineExplorer) -> None:
 def arrows(explorer: InclinedLineExplorer) -> np.ndarray:
     quiver = explorer._quiver
     return np.column_stack([quiver.U, quiver.V])
+
+
+def pixels(explorer: Explorer) -> np.ndarray:
+    """The RGBA pixels in the explorer's canvas buffer, shape (height, width, 4)."""
+    return np.asarray(explorer.figure.canvas.buffer_rgba()).copy()
+
+
+def full_redraw(explorer: Explorer) -> np.ndarray:
+    """The pixels of a fresh full draw of the figure in its current state."""
+    explorer.figure.canvas.draw()
+    return pixels(explorer)
+
+
+def assert_same_pixels(shown: np.ndarray, reference: np.ndarray) -> None:
+    assert shown.shape == reference.shape
+    off = np.abs(shown.astype(int) - reference.astype(int)).max(axis=-1) > 2  # a tiny tolerance per channel
+    assert np.count_nonzero(off) == 0, f"{np.count_nonzero(off)} pixels differ, e.g. at {np.argwhere(off)[:5].tolist()}"
+
+
+def png_pixels(explorer: Explorer) -> np.ndarray:
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(explorer.png)).convert("RGBA"))
+
+
+def count_full_draws(explorer: Explorer) -> list:
+    """A list that grows by one at every full draw of the explorer's figure."""
+    draws = []
+    explorer.figure.canvas.mpl_connect("draw_event", lambda event: draws.append(event))
+    return draws
+
+
+def limits(explorer: InclinedLineExplorer) -> list:
+    return [(ax.get_xlim(), ax.get_ylim()) for ax in explorer._axes]
+
+
+def assert_data_visible(explorer: InclinedLineExplorer) -> None:
+    """Every interval that data_limits asks for lies inside its view."""
+    for ax, needs in explorer.data_limits(explorer.result).items():
+        for need, view in zip(needs, (ax.get_xlim(), ax.get_ylim())):
+            if need is not None:
+                assert min(view) <= min(need) and max(need) <= max(view), (ax.get_title(loc="left"), need, view)
 
 
 @pytest.fixture
@@ -171,6 +215,105 @@ def test_virtual_work_bars(explorer):
         assert explorer._bar_text[1].get_text() == "0.000"
 
 
+# -- rendering: blitting and view limits -----------------------------------------
+def test_fit_view_keeps_grows_and_shrinks():
+    assert nice_step(0.3) == pytest.approx(0.5) and nice_step(0.21) == pytest.approx(0.25)
+    assert nice_step(1.0) == pytest.approx(1.0) and nice_step(7.0) == pytest.approx(10.0)
+    assert fit_view((0.0, 10.0), (2.0, 8.0)) is None  # inside, fills 60 %: kept
+    assert fit_view((0.0, 10.0), (4.0, 6.5)) is None  # fills 25 %: still kept
+    for need in [(2.0, 10.0), (-1.0, 3.0), (4.0, 5.0), (3.0, 3.0), (-1e-3, 2e-3), (1e6, 1e6 + 1.0)]:
+        new = fit_view((0.0, 10.0), need)
+        assert new is not None, need
+        lo, hi = new
+        assert lo < min(need) and max(need) < hi  # the data inside, with room
+        assert fit_view(new, need) is None  # and the new view is stable
+        if need[1] - need[0] > 1e-3:
+            step = nice_step((need[1] - need[0]) / 10)
+            assert lo / step == pytest.approx(round(lo / step), abs=1e-6)  # round numbers
+            assert 1.4 <= (hi - lo) / (need[1] - need[0]) <= 2.6  # readable: the data fill 40 % to 70 %
+
+
+def test_blitted_updates_match_a_full_redraw(explorer):
+    """Small slider moves and frame changes blit; the pixels equal a full draw of the same state."""
+    draws = count_full_draws(explorer)
+    steps = [("c1", 0.05), ("c2", -0.05), ("slope", 0.02), ("m", 0.03), ("g", -0.2), ("frame", 17), ("c1", 0.1),
+             ("frame", 50), ("slope", -0.05)]
+    for name, step in steps:
+        before = limits(explorer)
+        if name == "frame":
+            explorer.controls["frame"].value = step
+        else:
+            explorer.controls[name].value += step
+        assert explorer.error == ""
+        assert draws == [], f"{name}: a small move drew the whole figure"
+        assert limits(explorer) == before
+        shown, png = pixels(explorer), png_pixels(explorer)
+        assert_same_pixels(png, shown)  # the PNG on screen is the canvas
+        assert_same_pixels(shown, full_redraw(explorer))
+        draws.clear()
+    assert_data_visible(explorer)
+
+
+def test_frame_change_paints_only_the_instant(explorer, monkeypatch):
+    from matplotlib.axes import Axes
+
+    painted = []
+    draw_artist = Axes.draw_artist
+    monkeypatch.setattr(Axes, "draw_artist", lambda ax, artist: painted.append(artist) or draw_artist(ax, artist))
+    draws = count_full_draws(explorer)
+    calls = []
+    compute = explorer.compute
+    explorer.compute = lambda **v: calls.append(v) or compute(**v)
+
+    explorer.controls["frame"].value = 30
+    run, instant = explorer.animated_artists()
+    assert draws == [] and calls == []
+    assert {id(a) for a in painted} == {id(a) for a in instant}  # particle, arrows, clock, bars ...; not the path
+    assert not {id(a) for a in run} & {id(a) for a in painted}
+    assert all(a.get_animated() for a in [*run, *instant])
+    np.testing.assert_allclose(explorer._particle.get_xydata()[0], explorer.result.trajectory.q[30])
+    assert_same_pixels(pixels(explorer), full_redraw(explorer))
+
+
+def test_data_leaving_the_view_grows_it_with_a_full_redraw(explorer):
+    draws = count_full_draws(explorer)
+    path_view = explorer._axes[0].get_xlim()
+    explorer.set(horizon=5.0, g=20.0)  # a much longer path, larger accelerations
+    assert len(draws) == 1
+    new_view = explorer._axes[0].get_xlim()
+    assert new_view[1] - new_view[0] > 2 * (path_view[1] - path_view[0])
+    assert_data_visible(explorer)
+    assert_same_pixels(pixels(explorer), full_redraw(explorer))
+    draws.clear()
+    explorer.set(horizon=0.5, g=1.0)  # a tiny path: the view shrinks again
+    assert len(draws) == 1
+    shrunk = explorer._axes[0].get_xlim()
+    assert shrunk[1] - shrunk[0] < (new_view[1] - new_view[0]) / 4
+    assert_data_visible(explorer)
+
+
+def test_square_path_view(explorer):
+    ax_path = explorer._axes[0]
+    for values in ({"slope": 0.0}, {"slope": -3.0, "c1": 5.0}, {"g": 0.0, "c1": 0.0, "c2": 0.0}, {"m": 0.1}):
+        explorer.set(**values)
+        (x0, x1), (y0, y1) = ax_path.get_xlim(), ax_path.get_ylim()
+        assert x1 - x0 == pytest.approx(y1 - y0)  # equal spans: the box of the equal-aspect axes keeps its place
+        assert_data_visible(explorer)
+
+
+def test_full_redraw_after_resize_and_savefig(explorer):
+    draws = count_full_draws(explorer)
+    explorer.figure.savefig(io.BytesIO(), format="png", dpi=50)  # a renderer of another size meanwhile
+    explorer.controls["c1"].value += 0.05
+    assert_same_pixels(pixels(explorer), full_redraw(explorer))
+    draws.clear()
+    explorer.figure.set_size_inches(8.0, 3.0)
+    explorer.controls["c1"].value += 0.05
+    assert len(draws) == 1
+    assert png_pixels(explorer).shape[:2] == (300, 800)
+    assert_same_pixels(pixels(explorer), full_redraw(explorer))
+
+
 # -- robustness ------------------------------------------------------------------
 def test_random_slider_combinations_never_raise(monkeypatch):
     """1000 random combinations over each slider's [min, max], extremes included."""
@@ -199,6 +342,7 @@ def test_random_slider_combinations_never_raise(monkeypatch):
         explorer.controls[last].value = values[last]  # one change through the slider callback
         assert explorer.error == "", (values, explorer.error)
         assert_forces_match_eq32(explorer)
+        assert_data_visible(explorer)
         if i % 25 == 0:
             explorer.figure.stale = True
             show()
@@ -289,12 +433,31 @@ def test_ipympl_canvas_is_embedded():
         matplotlib.use("module://ipympl.backend_nbagg")
         from udk_notebooks.widgets import InclinedLineExplorer
         e = InclinedLineExplorer()
-        assert e.live_canvas, type(e.figure.canvas)
-        assert e.figure.canvas in e.widget.children
+        canvas = e.figure.canvas
+        assert e.live_canvas, type(canvas)
+        assert canvas in e.widget.children
         assert e.controls["slope"].continuous_update
+        sent, draws = [], []
+        canvas.send_binary = lambda data: sent.append(data)
+        e.controls["slope"].value = 1.01  # no browser yet: nothing is drawn or sent
+        assert e.error == "" and sent == [] and canvas._data_url is None
+        canvas._handle_message(canvas, {"type": "initialized"}, [])  # as a browser's view of the canvas does
+        canvas._handle_message(canvas, {"type": "draw"}, [])  # its first request: a full draw
+        assert len(sent) == 1
+        sent.clear()
+        send_json = canvas.send_json
+        canvas.send_json = lambda content: draws.append(content) if content["type"] == "draw" else send_json(content)
+        canvas.mpl_connect("draw_event", lambda event: draws.append(event))
+        e.controls["slope"].value = 1.02  # a small step: blitted, and the image sent at once
+        assert e.error == "", e.error
+        assert len(sent) == 1 and sent[0].startswith(b"\\x89PNG"), sent
+        assert draws == [], draws  # no full draw, and no draw request to the browser
+        e.controls["frame"].value = 20
+        assert len(sent) == 2 and draws == []
         e.controls["slope"].value = 2.0
         assert e.error == "", e.error
         assert abs(e.forces()["nonideal"][1] - 2.0) < 1e-9
+        assert len(sent) == 3
         print("ok")
         """
     )

@@ -9,7 +9,8 @@ once (see :mod:`udk_notebooks.widgets.base`). Display one in a notebook cell::
     InclinedLineExplorer()
 """
 
-from .base import Explorer, ParameterSpec, has_widget_canvas, parameter_table, slider_step
+from .base import Explorer, ParameterSpec, has_widget_canvas, parameter_table
+from .views import fit_view, nice_step, slider_step
 from .inclined_line import InclinedLineExplorer, InclinedLineResult
 
 __all__ = [
@@ -18,6 +19,9 @@ __all__ = [
     "ParameterSpec",
     "has_widget_canvas",
     "parameter_table",
+    # views
+    "fit_view",
+    "nice_step",
     "slider_step",
     # explorers
     "InclinedLineExplorer",

@@ -19,6 +19,18 @@ With the ipympl backend (``%matplotlib widget``) the figure canvas, itself a
 widget, is embedded in the layout. With any other backend (inline, Agg, a
 test without a front end) the explorer shows a PNG of the figure in an
 :class:`ipywidgets.Output` and renders it again after every update.
+
+Updates are drawn by **blitting**, as in Matplotlib's "Faster rendering by
+using blitting" tutorial. The artists a subclass lists in
+:meth:`Explorer.animated_artists` are marked animated: a full draw leaves them
+out, the explorer copies each of their axes' pixels (frame, ticks, labels,
+titles: everything static) and then paints them on top. An update restores
+those copies and paints only the animated artists, then blits (ipympl) or
+re-encodes the Agg buffer (PNG route). A full draw happens only when the figure
+is stale: first draw, resized, or a static artist changed, such as the view
+limits. The views follow the data with hysteresis (:func:`fit_view`, fed by
+:meth:`Explorer.data_limits`), so small slider moves keep the limits, and the
+cached pixels stay valid.
 """
 
 from __future__ import annotations
@@ -27,16 +39,22 @@ import base64
 import html
 import io
 import math
-from typing import Any, Callable, Mapping
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 from PIL import Image
 
-__all__ = ["Explorer", "ParameterSpec", "has_widget_canvas", "parameter_table", "slider_step"]
+from .views import fit_view, slider_step
+
+__all__ = ["Explorer", "ParameterSpec", "has_widget_canvas", "parameter_table"]
 
 ParameterSpec = tuple[float, tuple[float, float], str]
 """``(default, (lo, hi), description)``: one row of an explorer's parameter table."""
@@ -92,9 +110,11 @@ def _check_row(name: str, row) -> ParameterSpec:
     return default, (lo, hi), str(description)
 
 
-def slider_step(lo: float, hi: float) -> float:
-    """A round slider step giving at least 100 positions between ``lo`` and ``hi``."""
-    return 10.0 ** math.floor(math.log10((hi - lo) / 100.0))
+def _encode_png(rgba: np.ndarray) -> bytes:
+    """A PNG of an RGBA image, shape (height, width, 4), at Pillow's fastest compression."""
+    buffer = io.BytesIO()
+    Image.fromarray(np.asarray(rgba, dtype=np.uint8), mode="RGBA").save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
 
 
 def has_widget_canvas(figure: Figure) -> bool:
@@ -106,7 +126,9 @@ class Explorer:
     """Sliders for a model's parameters, wired to a figure updated in place.
 
     Subclasses implement :meth:`make_figure` and :meth:`draw` (and, to animate
-    cheaply, :meth:`draw_frame`).
+    cheaply, :meth:`draw_frame`). To be redrawn by blitting they also list their
+    moving artists in :meth:`animated_artists` and the data each view must show in
+    :meth:`data_limits`; without these every update is a full draw.
 
     Parameters
     ----------
@@ -141,6 +163,11 @@ class Explorer:
 
     frames: int = 101
     play_interval: int = 50  # milliseconds between animation frames
+    # How views follow the data (see fit_view): room added around the data when a view changes,
+    # the least distance of the data from the view's ends, the least share of the view it fills.
+    view_margin: float = 0.25
+    view_inset: float = 0.05
+    view_shrink: float = 0.25
 
     def __init__(
         self,
@@ -166,6 +193,8 @@ class Explorer:
         self._result = None
         self._error = ""
         self._hold = False
+        self._renderer = None  # the renderer of the last full draw: its pixels are the cached ones
+        self._backgrounds = ({}, {})  # per axes: pixels without animated artists, and with the result ones
 
         with plt.ioff():
             figure = self.make_figure()
@@ -180,6 +209,8 @@ class Explorer:
             FigureCanvasAgg(figure)
         if continuous_update is None:
             continuous_update = self._live_canvas
+        self._moving = self._collect_animated()
+        figure.canvas.mpl_connect("draw_event", self._on_full_draw)
 
         self.controls = {}
         for name, (default, (lo, hi), description) in {**self.parameters, **self.extra}.items():
@@ -190,7 +221,7 @@ class Explorer:
             continuous_update=True, readout=True, layout=widgets.Layout(width="320px"),
         )
         self.controls["frame"] = frame
-        # A PNG frame costs a full render in the kernel, so that route animates at half the rate.
+        # A PNG frame is encoded and sent whole (not as a diff), so that route animates at half the rate.
         interval = self.play_interval if self._live_canvas else 2 * self.play_interval
         self.play = widgets.Play(value=0, min=0, max=self.frames - 1, step=1, interval=interval,
                                  description="play", tooltip="animate the instant")
@@ -220,12 +251,42 @@ class Explorer:
         raise NotImplementedError
 
     def draw(self, result) -> None:
-        """Move the artists to show ``result`` at frame :attr:`frame`, then ``canvas.draw_idle()``."""
+        """Move the artists to show ``result`` at frame :attr:`frame`.
+
+        The explorer renders the figure afterwards (by blitting when only animated
+        artists moved), so there is no need to call ``canvas.draw_idle()``.
+        """
         raise NotImplementedError
 
     def draw_frame(self, result, frame: int) -> None:
-        """Show another instant of the same result (default: :meth:`draw` again)."""
+        """Show another instant of the same result (default: :meth:`draw` again).
+
+        Should move only the second group of :meth:`animated_artists`.
+        """
         self.draw(result)
+
+    def animated_artists(self) -> tuple[Sequence[Artist], Sequence[Artist]]:
+        """The artists that move: ``(moved by draw, moved by draw_frame)`` (default: none).
+
+        Called once, after :meth:`make_figure`. Each must belong to an axes; the explorer
+        marks it animated and clips it to its axes. On an update it restores the static
+        pixels of those axes, paints the first group, then the second (each in z-order),
+        and on a frame change only the second, over the pixels of the first. Everything
+        else must stay as it is between updates, or be changed in a way that makes the
+        figure stale (``set_xlim``, ``set_text`` of a static text, ...), which costs a full draw.
+        """
+        return (), ()
+
+    def data_limits(self, result) -> Mapping[Axes, tuple[tuple[float, float] | None, tuple[float, float] | None]]:
+        """Per axes, the x and y intervals of ``result`` that must be visible (None: leave that axis alone).
+
+        Called after :meth:`draw` with the same result. Cover every frame of it, so that
+        animating never needs new limits. The explorer changes a view only when the data
+        leave it or fill less than :attr:`view_shrink` of it (:func:`fit_view`); an axes
+        with a fixed aspect ratio keeps the ratio of its two spans. Default: no axes
+        follows the data.
+        """
+        return {}
 
     # -- public API ----------------------------------------------------------
     @property
@@ -341,6 +402,10 @@ class Explorer:
 
     def _update(self) -> bool:
         """Compute with the current values and redraw; on failure show why and keep the last plot."""
+        with self._quiet():
+            return self._update_quietly()
+
+    def _update_quietly(self) -> bool:
         values = self.values
         try:
             result = self.compute(**values)
@@ -349,6 +414,8 @@ class Explorer:
             return False
         try:
             self.draw(result)
+            self._fit_views(result)
+            self._show()
         except Exception as exc:
             self._fail(exc, values)
             self._redraw_last_good()
@@ -356,24 +423,24 @@ class Explorer:
         self._result = result
         self._error = ""
         self.error_area.value = ""
-        self._show()
         return True
 
     def _update_frame(self) -> None:
         if self._result is None:
             return
-        try:
-            self.draw_frame(self._result, self.frame)
-        except Exception as exc:
-            self._fail(exc, self.values)
-            return
-        self._show()
+        with self._quiet():
+            try:
+                self.draw_frame(self._result, self.frame)
+                self._show(frame_only=True)
+            except Exception as exc:
+                self._fail(exc, self.values)
 
     def _redraw_last_good(self) -> None:
         if self._result is None:
             return
         try:
             self.draw(self._result)
+            self._fit_views(self._result)
             self._show()
         except Exception:  # the message of the first failure is already shown
             pass
@@ -387,21 +454,143 @@ class Explorer:
             f"<b>Cannot compute with {html.escape(shown)}</b><br>{html.escape(self._error, quote=False)}<br>{keep}</div>"
         )
 
-    def _show(self) -> None:
-        """Put the current figure on screen: ipympl redraws by itself; otherwise send a new PNG."""
-        if self._live_canvas:
-            return
+    @contextmanager
+    def _quiet(self) -> Iterator[None]:
+        """Mute the figure's stale callback while updating: the explorer renders the figure itself.
+
+        (pyplot's callback would ask for a full draw whenever a limit changes: at once on an
+        Agg canvas, through a round trip to the browser with ipympl.)
+        """
         figure = self._figure
-        if figure.stale:
-            figure.canvas.draw()
-        width, height = figure.canvas.get_width_height(physical=True)
-        image = Image.frombuffer("RGBA", (width, height), figure.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
+        callback, figure.stale_callback = figure.stale_callback, None
+        try:
+            yield
+        finally:
+            figure.stale_callback = callback
+
+    def _collect_animated(self) -> tuple[dict[Axes, list[Artist]], dict[Axes, list[Artist]]]:
+        """The two groups of :meth:`animated_artists` by axes, in z-order; mark them animated and clipped."""
+        groups = ({}, {})
+        for group, artists in zip(groups, self.animated_artists()):
+            for artist in artists:
+                ax = artist.axes
+                if ax is None or ax.get_figure(root=True) is not self._figure:
+                    raise ValueError(f"animated artist {artist!r} must belong to an axes of the explorer's figure")
+                artist.set_animated(True)
+                if artist.get_clip_path() is None and artist.get_clip_box() is None:
+                    artist.set_clip_path(ax.patch)
+                artist.set_clip_on(True)  # so that it never paints outside the pixels that are restored
+                group.setdefault(ax, []).append(artist)
+        for group in groups:
+            for artists in group.values():
+                artists.sort(key=lambda artist: artist.get_zorder())
+        return groups
+
+    def _fit_views(self, result) -> None:
+        """Move the views that no longer suit the data (see :func:`fit_view`); most updates move none."""
+        options = {"margin": self.view_margin, "inset": self.view_inset, "shrink": self.view_shrink}
+        for ax, (x_need, y_need) in self.data_limits(result).items():
+            needs = {axis: need for axis, need in (("x", x_need), ("y", y_need)) if need is not None}
+            views = {axis: ax.get_xlim() if axis == "x" else ax.get_ylim() for axis in needs}
+            inverted = {axis: view[0] > view[1] for axis, view in views.items()}
+            views = {axis: tuple(sorted(view)) for axis, view in views.items()}
+            if len(needs) == 2 and ax.get_aspect() != "auto":
+                new = self._fit_fixed_aspect(views, needs)
+            else:
+                if self._result is None:  # the first result: new views, whatever the figure started with
+                    views = {axis: (0.0, 0.0) for axis in needs}
+                new = {axis: fit_view(views[axis], needs[axis], **options) for axis in needs}
+            for axis, limits in new.items():
+                if limits is None:
+                    continue
+                limits = limits[::-1] if inverted[axis] else limits
+                (ax.set_xlim if axis == "x" else ax.set_ylim)(*limits)
+
+    def _fit_fixed_aspect(self, views, needs) -> dict[str, tuple[float, float]]:
+        """:func:`fit_view` for both views of an axes with a fixed aspect: sized from the larger width
+        and keeping the ratio of their spans (and so the axes box)."""
+        x_span, y_span = (views[axis][1] - views[axis][0] for axis in "xy")
+        units = {"x": 1.0, "y": y_span / x_span if x_span > 0 and y_span > 0 else 1.0}
+        width = max(_needed(needs[axis])[2] / units[axis] for axis in needs)  # in x units
+        changes = {"new"} if self._result is None else {
+            _view_change(views[axis], needs[axis], width * units[axis], self.view_inset, self.view_shrink)
+            for axis in needs}
+        if changes == {"keep"}:
+            return {}
+        margin = 2 * self.view_margin if "grow" in changes else self.view_margin
+        new = {axis: _new_view(needs[axis], width * units[axis], margin) for axis in needs}
+        span = max((hi - lo) / units[axis] for axis, (lo, hi) in new.items())
+        for axis, (lo, hi) in new.items():  # widen the narrower view evenly, in whole steps
+            step = nice_step(width * units[axis] / 10.0)
+            lo -= math.floor((span * units[axis] - (hi - lo)) / (2 * step) + 1e-9) * step
+            new[axis] = (lo, lo + span * units[axis])
+        return new
+
+    def _on_full_draw(self, event) -> None:
+        """After a full draw: cache the static pixels of the axes with animated artists, then paint them."""
+        canvas = self._figure.canvas
+        if canvas.is_saving():  # savefig draws animated artists itself, on a renderer of its own
+            return
+        self._renderer = canvas.get_renderer()
+        self._paint(restore=False)
+
+    def _paint(self, restore: bool, frame_only: bool = False) -> None:
+        """Paint the animated artists, over the cached pixels (``restore``) or over a fresh full draw."""
+        canvas = self._figure.canvas
+        by_result, by_frame = self._moving
+        static, with_result = self._backgrounds
+        if frame_only:
+            for ax, background in with_result.items():
+                canvas.restore_region(background)
+        else:
+            if restore:
+                for background in static.values():
+                    canvas.restore_region(background)
+            else:
+                static.clear()
+                static.update((ax, canvas.copy_from_bbox(self._region(ax))) for ax in {**by_result, **by_frame})
+            for ax, artists in by_result.items():
+                for artist in artists:
+                    ax.draw_artist(artist)
+            with_result.clear()
+            with_result.update((ax, canvas.copy_from_bbox(self._region(ax))) for ax in by_frame)
+        for ax, artists in by_frame.items():
+            for artist in artists:
+                ax.draw_artist(artist)
+
+    def _region(self, ax: Axes) -> Bbox:
+        """The pixels cached for an axes: its box and a pixel or two around (anti-aliased edges)."""
+        x0, y0, x1, y1 = ax.bbox.extents
+        width, height = self._figure.canvas.get_width_height(physical=True)
+        return Bbox.from_extents(max(x0 - 2, 0), max(y0 - 2, 0), min(x1 + 2, width), min(y1 + 2, height))
+
+    def _show(self, frame_only: bool = False) -> None:
+        """Render what changed and put it on screen: the ipympl canvas, or a new PNG.
+
+        A full draw when the figure is stale or the canvas has a new renderer (resized,
+        new dpi); otherwise the animated artists are painted over the cached pixels.
+        """
+        figure = self._figure
+        canvas = figure.canvas
+        if self._live_canvas and getattr(canvas, "syncing_data_url", False):
+            # No browser shows the ipympl canvas yet (or ever, under nbconvert): nobody to send pixels to,
+            # and ipympl 0.10 would keep an invalid data URL that breaks the canvas once displayed. The
+            # browser's first request draws the figure in full.
+            self._renderer = None
+            return
+        moved = self._moving[1] if frame_only else {**self._moving[0], **self._moving[1]}
+        if figure.stale or self._renderer is None or canvas.get_renderer() is not self._renderer:
+            canvas.draw()  # _on_full_draw caches the backgrounds and paints the animated artists
+        elif moved:
+            self._paint(restore=True, frame_only=frame_only)
+            canvas.blit(Bbox.union([self._region(ax) for ax in moved]))  # ipympl sends the changed pixels
+        if self._live_canvas:
+            return  # ipympl sent the image after its draw or blit
+        width, height = canvas.get_width_height(physical=True)
         self.view.outputs = ({
             "output_type": "display_data",
             "data": {
-                "image/png": base64.b64encode(buffer.getvalue()).decode("ascii"),
+                "image/png": base64.b64encode(_encode_png(np.asarray(canvas.buffer_rgba()))).decode("ascii"),
                 "text/plain": f"<explorer figure {width}x{height}>",
             },
             "metadata": {},

@@ -143,14 +143,15 @@ class InclinedLineExplorer(Explorer):
 
     # -- figure ----------------------------------------------------------------
     def make_figure(self):
-        # Drawing cost is mostly text layout, redone on every draw: short labels, few ticks, titles and
-        # axis labels at fixed places (no automatic placement) and plain coloured text instead of legends.
+        # Text is most of a full draw's cost, and updates are blitted (see animated_artists): the
+        # titles, ticks and keys are drawn once, the moving artists over them. The keys sit on the
+        # title row, outside the data, so that the moving lines never cover them.
         fig = plt.figure(figsize=(9.6, 3.3))
         ax_path, ax_acc, ax_work = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.15, 0.95]})
         fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.9, wspace=0.33)
         for ax, title in zip((ax_path, ax_acc, ax_work), ("(a) path, forces", "(b) accelerations",
                                                           "(c) virtual work $v\\cdot F$")):
-            ax.set_title(title, fontsize=9, y=1.0, pad=4)
+            ax.set_title(title, fontsize=9, y=1.0, pad=4, loc="left")
             ax.yaxis.set_major_locator(MaxNLocator(4))
             ax.tick_params(labelsize=8)
 
@@ -160,7 +161,7 @@ class InclinedLineExplorer(Explorer):
         ax_path.xaxis.set_label_coords(0.5, -0.09)
         ax_path.yaxis.set_label_coords(-0.2, 0.5)
         ax_path.set_aspect("equal", adjustable="box")
-        self._line, = ax_path.plot([], [], color="0.65", lw=1.0, zorder=1)
+        self._line = ax_path.axline((0.0, 0.0), slope=1.0, color="0.65", lw=1.0, zorder=1)  # spans any view
         self._path, = ax_path.plot([], [], color="0.2", lw=1.6, zorder=2)
         self._particle, = ax_path.plot([], [], "o", color="k", ms=6, zorder=4)
         colors = [FORCE_COLORS[name] for name in FORCE_NAMES]
@@ -168,9 +169,8 @@ class InclinedLineExplorer(Explorer):
             np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), color=colors,
             angles="xy", scale_units="xy", scale=1.0, width=0.012, zorder=5,
         )
-        for i, (name, label) in enumerate(zip(FORCE_NAMES, ("$F^N$", "$F^L$", "$F^C$"))):
-            ax_path.text(0.96, 0.05 + 0.09 * (2 - i), label, color=FORCE_COLORS[name], ha="right",
-                         transform=ax_path.transAxes, fontsize=9)
+        _title_keys(ax_path, [("$F^N$", FORCE_COLORS["impressed"]), ("$F^L$", FORCE_COLORS["ideal"]),
+                              ("$F^C$", FORCE_COLORS["nonideal"])])
         self._clock = ax_path.text(0.04, 0.95, "", transform=ax_path.transAxes, va="top", fontsize=8)
 
         ax_acc.xaxis.set_major_locator(MaxNLocator(4))
@@ -180,9 +180,7 @@ class InclinedLineExplorer(Explorer):
             ax_acc.plot([], [], lw=2.2, color="C0")[0],
             ax_acc.plot([], [], lw=1.8, color="C1", ls="--")[0],
         ]
-        ax_acc.text(0.96, 0.93, r"$\ddot x_1$", color="C0", ha="right", va="top", transform=ax_acc.transAxes)
-        ax_acc.text(0.96, 0.80, r"$\ddot x_2$ (dashed)", color="C1", ha="right", va="top",
-                    transform=ax_acc.transAxes, fontsize=9)
+        _title_keys(ax_acc, [(r"$\ddot x_1$", "C0"), (r"$\ddot x_2$ (dashed)", "C1")])
         self._now = ax_acc.axvline(0.0, color="0.5", lw=1, ls=":")
         ax_acc.axhline(0.0, color="0.8", lw=0.8)
 
@@ -201,20 +199,33 @@ class InclinedLineExplorer(Explorer):
         self._axes = (ax_path, ax_acc, ax_work)
         return fig
 
-    def draw(self, result: InclinedLineResult) -> None:
+    def animated_artists(self):
+        # The run's artists move with the sliders; the instant's ones also with the frame.
+        run = [self._line, self._path, *self._acc]
+        instant = [self._particle, self._quiver, self._clock, self._now, *self._bars, *self._bar_text,
+                   self._c_mark, self._c_text]
+        return run, instant
+
+    def data_limits(self, result: InclinedLineResult):
         ax_path, ax_acc, ax_work = self._axes
+        traj = result.trajectory
+        # The path and the tips of every arrow at every instant, so that playing never needs new limits.
+        tips = traj.q[:, None, :] + self.arrow_scale * np.stack([getattr(traj, n) for n in FORCE_NAMES], axis=1)
+        points = np.concatenate([traj.q, tips.reshape(-1, 2)])
+        work = np.stack([result.virtual_work[n] for n in (*FORCE_NAMES, "c")])
+        return {
+            ax_path: (_extent(points[:, 0]), _extent(points[:, 1])),
+            ax_acc: (None, _extent([*traj.qdd.ravel(), 0.0])),  # zero in view: the accelerations' signs
+            ax_work: (None, _padded(work, include_zero=True, top=0.15)),  # room for each bar's value
+        }
+
+    def draw(self, result: InclinedLineResult) -> None:
+        ax_acc = self._axes[1]
         traj = result.trajectory
         x, y = traj.q[:, 0], traj.q[:, 1]
         self._path.set_data(x, y)
-
-        # A square view around the path, with room for the arrows.
+        self._line.set_slope(result.parameters["k"])
         span = max(float(np.ptp(x)), float(np.ptp(y)), 1.0)
-        cx, cy = (x.max() + x.min()) / 2, (y.max() + y.min()) / 2
-        half = 0.5 * span + 0.4 * span
-        ax_path.set_xlim(cx - half, cx + half)
-        ax_path.set_ylim(cy - half, cy + half)
-        xs = np.array([cx - half, cx + half])
-        self._line.set_data(xs, result.parameters["k"] * xs)
         largest = float(np.linalg.norm(np.stack([getattr(traj, n) for n in FORCE_NAMES]), axis=-1).max())
         # Data units per unit of force, fixed for the whole run; no arrows when every force vanishes.
         self.arrow_scale = 0.35 * span / largest if largest > 1e-12 else 0.0
@@ -222,11 +233,8 @@ class InclinedLineExplorer(Explorer):
         t = traj.t
         for line, column in zip(self._acc, traj.qdd.T):
             line.set_data(t, column)
-        ax_acc.set_xlim(t[0], t[-1])
-        ax_acc.set_ylim(*_padded(traj.qdd, top=0.45))
-
-        work = result.virtual_work
-        ax_work.set_ylim(*_padded(np.stack([work[n] for n in (*FORCE_NAMES, "c")]), include_zero=True))
+        if ax_acc.get_xlim() != (t[0], t[-1]):  # the time axis spans the run exactly (a new horizon)
+            ax_acc.set_xlim(t[0], t[-1])
         self._draw_instant(result)
 
     def draw_frame(self, result: InclinedLineResult, frame: int) -> None:
@@ -254,11 +262,23 @@ class InclinedLineExplorer(Explorer):
         c_work = float(result.virtual_work["c"][j])
         self._c_mark.set_ydata([c_work, c_work])
         self._c_text.set_y(c_work)
-        self.figure.canvas.draw_idle()
+
+
+def _title_keys(ax, keys) -> None:
+    """Coloured labels right-aligned on the axes' title row: a legend that never covers the data."""
+    xy, xycoords, gap = (1.0, 1.0), "axes fraction", 0
+    for label, color in reversed(keys):
+        text = ax.annotate(label, xy, xycoords=xycoords, xytext=(-gap, 4), textcoords="offset points",
+                           ha="right", va="baseline", color=color, fontsize=9)
+        xy, xycoords, gap = (0.0, 1.0), (text, "axes fraction"), 6  # the next one ends just left of this one
+
+
+def _extent(values) -> tuple[float, float]:
+    return float(np.min(values)), float(np.max(values))
 
 
 def _padded(values, include_zero: bool = False, top: float = 0.15) -> tuple[float, float]:
-    """Axis limits around ``values``: 15 % margin below, ``top`` above (room for a legend)."""
+    """An interval around ``values``: 15 % of their span below, ``top`` above (room for labels)."""
     lo, hi = float(np.min(values)), float(np.max(values))
     if include_zero:
         lo, hi = min(lo, 0.0), max(hi, 0.0)

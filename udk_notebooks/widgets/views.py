@@ -1,0 +1,100 @@
+"""Axes views that follow the data without jumping: the explorers' limits and slider steps.
+
+An explorer redraws only its moving artists on a cached background (blitting)
+as long as the axes limits stay put, so limits change only when they must:
+a view grows when the data leave it, shrinks when the data fill less than a
+quarter of it, and lands on round numbers when it changes.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["fit_view", "nice_step", "slider_step"]
+
+
+def slider_step(lo: float, hi: float) -> float:
+    """A round slider step giving at least 100 positions between ``lo`` and ``hi``."""
+    return 10.0 ** math.floor(math.log10((hi - lo) / 100.0))
+
+
+def nice_step(span: float) -> float:
+    """The smallest of 1, 2, 2.5 and 5 times a power of ten that is at least ``span > 0``."""
+    power = 10.0 ** math.floor(math.log10(span))
+    return next(factor * power for factor in (1.0, 2.0, 2.5, 5.0, 10.0) if factor * power >= span * (1 - 1e-12))
+
+
+def _needed(interval) -> tuple[float, float, float]:
+    """``(lo, hi, width)`` of an interval that must stay visible; a point gets a width of its own size."""
+    lo, hi = sorted(float(v) for v in interval)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"data limits must be finite; got {interval!r}")
+    width = hi - lo
+    scale = max(abs(lo), abs(hi))
+    if width < 1e-9 * max(1.0, scale):  # constant data: a range of its own size
+        width = max(1.0, 0.5 * scale)
+    return lo, hi, width
+
+
+def _view_change(view, need, width: float, inset: float, shrink: float) -> str:
+    """``"keep"`` the view, ``"grow"`` it (the data left it), ``"shrink"`` it (the data fill too little)
+    or make a ``"new"`` one (the view is empty)."""
+    lo, hi, own = _needed(need)
+    v_lo, v_hi = view
+    span = v_hi - v_lo
+    if not span > 0:
+        return "new"
+    if not (lo >= v_lo + inset * span and hi <= v_hi - inset * span):
+        return "grow"
+    return "keep" if max(width, own) >= shrink * span else "shrink"
+
+
+def _new_view(need, width: float, margin: float) -> tuple[float, float]:
+    """``need`` centred in ``(1 + 2 margin) width``, rounded outward to a nice tenth of ``width``."""
+    lo, hi, own = _needed(need)
+    width = max(width, own)
+    center = 0.5 * (lo + hi)
+    step = nice_step(width / 10.0)
+    return (math.floor((center - (0.5 + margin) * width) / step) * step,
+            math.ceil((center + (0.5 + margin) * width) / step) * step)
+
+
+def fit_view(
+    view: tuple[float, float],
+    need: tuple[float, float],
+    *,
+    margin: float = 0.25,
+    inset: float = 0.05,
+    shrink: float = 0.25,
+    width: float | None = None,
+) -> tuple[float, float] | None:
+    """New view limits for data that must stay visible, or None when the current view still serves.
+
+    The view is kept while ``need`` lies inside it at least ``inset`` (a fraction of
+    the view's span) away from both ends, and the data fill at least ``shrink`` of the
+    view. Otherwise the new view has ``margin`` times the data's width added on each
+    side (twice that when the data left the view: room to keep growing), rounded
+    outward to a :func:`nice_step` of a tenth of the data's width, so the limits are
+    round numbers and small changes of the data do not move them.
+
+    Parameters
+    ----------
+    view : (float, float)
+        The current limits ``(lo, hi)``, ``lo < hi``.
+    need : (float, float)
+        The interval of data that must be visible.
+    margin, inset, shrink : float, optional
+        See above. With the defaults the data fill 40 % to 67 % of a new view.
+    width : float, optional
+        The data's width to use instead of ``need``'s own when larger (axes with a
+        fixed aspect ratio size both views from the larger width).
+
+    Returns
+    -------
+    (float, float) or None
+    """
+    width = _needed(need)[2] if width is None else float(width)
+    change = _view_change(view, need, width, inset, shrink)
+    if change == "keep":
+        return None
+    return _new_view(need, width, 2 * margin if change == "grow" else margin)
