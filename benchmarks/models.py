@@ -70,7 +70,7 @@ def lagranges_method(lagrangian, coordinates, *, hol=None, nonhol=None, paramete
 
 
 def lagrange_table(span: float) -> None:
-    print(f"\n2. the same work with sympy's LagrangesMethod (equations + lambdify(cse) + numpy.linalg.solve)")
+    print("\n2. the same work with sympy's LagrangesMethod (equations + lambdify(cse) + numpy.linalg.solve)")
     print(f"{'system':<28} {'route':<16} {'derive+compile s':>17} {'accel us':>9} {'simulate s':>11}")
 
     # Double pendulum of point masses in Cartesian coordinates = the two-link chain.

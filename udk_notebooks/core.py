@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.linalg import lapack, null_space
 
 from ._checks import check_constraint_matrix, check_mass_matrix, check_vector
@@ -50,9 +51,6 @@ largest diagonal entry) and for the rank of ``[M; A]``.
 
 CONSISTENCY_RTOL = 1e-8
 """``A q'' = b`` counts as solved when ``||A q'' - b|| <= CONSISTENCY_RTOL * (||b|| + ||A a||)``."""
-
-NonidealForce = "np.ndarray | Callable[[np.ndarray], np.ndarray] | None"
-
 
 @dataclass(frozen=True)
 class Motion:
@@ -91,7 +89,7 @@ def udwadia_kalaba(
     Q,
     A=None,
     b=None,
-    C: NonidealForce = None,
+    C: ArrayLike | Callable[[np.ndarray], ArrayLike] | None = None,
     *,
     rank_rtol: float = RANK_RTOL,
     consistency_rtol: float = CONSISTENCY_RTOL,

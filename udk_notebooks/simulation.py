@@ -10,7 +10,7 @@ discontinuous ``sgn(s)`` is never stepped across and cannot chatter.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np

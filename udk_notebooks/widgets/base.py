@@ -52,7 +52,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 from PIL import Image
 
-from .views import fit_view, slider_step
+from .views import fit_aspect_views, fit_view, slider_step
 
 __all__ = ["Explorer", "ParameterSpec", "has_widget_canvas", "parameter_table"]
 
@@ -495,7 +495,7 @@ class Explorer:
             inverted = {axis: view[0] > view[1] for axis, view in views.items()}
             views = {axis: tuple(sorted(view)) for axis, view in views.items()}
             if len(needs) == 2 and ax.get_aspect() != "auto":
-                new = self._fit_fixed_aspect(views, needs)
+                new = fit_aspect_views(views, needs, first=self._result is None, **options)
             else:
                 if self._result is None:  # the first result: new views, whatever the figure started with
                     views = {axis: (0.0, 0.0) for axis in needs}
@@ -505,26 +505,6 @@ class Explorer:
                     continue
                 limits = limits[::-1] if inverted[axis] else limits
                 (ax.set_xlim if axis == "x" else ax.set_ylim)(*limits)
-
-    def _fit_fixed_aspect(self, views, needs) -> dict[str, tuple[float, float]]:
-        """:func:`fit_view` for both views of an axes with a fixed aspect: sized from the larger width
-        and keeping the ratio of their spans (and so the axes box)."""
-        x_span, y_span = (views[axis][1] - views[axis][0] for axis in "xy")
-        units = {"x": 1.0, "y": y_span / x_span if x_span > 0 and y_span > 0 else 1.0}
-        width = max(_needed(needs[axis])[2] / units[axis] for axis in needs)  # in x units
-        changes = {"new"} if self._result is None else {
-            _view_change(views[axis], needs[axis], width * units[axis], self.view_inset, self.view_shrink)
-            for axis in needs}
-        if changes == {"keep"}:
-            return {}
-        margin = 2 * self.view_margin if "grow" in changes else self.view_margin
-        new = {axis: _new_view(needs[axis], width * units[axis], margin) for axis in needs}
-        span = max((hi - lo) / units[axis] for axis, (lo, hi) in new.items())
-        for axis, (lo, hi) in new.items():  # widen the narrower view evenly, in whole steps
-            step = nice_step(width * units[axis] / 10.0)
-            lo -= math.floor((span * units[axis] - (hi - lo)) / (2 * step) + 1e-9) * step
-            new[axis] = (lo, lo + span * units[axis])
-        return new
 
     def _on_full_draw(self, event) -> None:
         """After a full draw: cache the static pixels of the axes with animated artists, then paint them."""

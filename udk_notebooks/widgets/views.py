@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["fit_view", "nice_step", "slider_step"]
+__all__ = ["fit_aspect_views", "fit_view", "nice_step", "slider_step"]
 
 
 def slider_step(lo: float, hi: float) -> float:
@@ -98,3 +98,43 @@ def fit_view(
     if change == "keep":
         return None
     return _new_view(need, width, 2 * margin if change == "grow" else margin)
+
+
+def fit_aspect_views(views, needs, *, first: bool, margin: float, inset: float, shrink: float) -> dict:
+    """:func:`fit_view` for both views of an axes with a fixed aspect ratio.
+
+    Both views are sized from the larger data width and keep the ratio of
+    their spans (and so the axes box); they change together or not at all.
+
+    Parameters
+    ----------
+    views : dict of {"x", "y"} to (float, float)
+        Current limits, ascending.
+    needs : dict of {"x", "y"} to (float, float)
+        Intervals of data that must stay visible.
+    first : bool
+        True for the first result: new views whatever the figure started with.
+    margin, inset, shrink : float
+        As in :func:`fit_view`.
+
+    Returns
+    -------
+    dict of {"x", "y"} to (float, float)
+        The new limits, or an empty dict when both views can stay.
+    """
+    x_span, y_span = (views[axis][1] - views[axis][0] for axis in "xy")
+    units = {"x": 1.0, "y": y_span / x_span if x_span > 0 and y_span > 0 else 1.0}
+    width = max(_needed(needs[axis])[2] / units[axis] for axis in needs)  # in x units
+    changes = {"new"} if first else {
+        _view_change(views[axis], needs[axis], width * units[axis], inset, shrink) for axis in needs
+    }
+    if changes == {"keep"}:
+        return {}
+    margin = 2 * margin if "grow" in changes else margin
+    new = {axis: _new_view(needs[axis], width * units[axis], margin) for axis in needs}
+    span = max((hi - lo) / units[axis] for axis, (lo, hi) in new.items())
+    for axis, (lo, hi) in new.items():  # widen the narrower view evenly, in whole steps
+        step = nice_step(width * units[axis] / 10.0)
+        lo -= math.floor((span * units[axis] - (hi - lo)) / (2 * step) + 1e-9) * step
+        new[axis] = (lo, lo + span * units[axis])
+    return new
