@@ -69,9 +69,9 @@ class CompiledModel:
     energy: Callable
     powers_data: Callable
     friction_data: Callable | None
-    constant_mass: bool
+    mass: Callable | None
     has_nonideal: bool
-    _factor_cache: dict = field(default_factory=dict, repr=False)
+    _mass_cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_model(cls, model: Model) -> "CompiledModel":
@@ -102,13 +102,16 @@ class CompiledModel:
                 mu_s = num(contact.static_coefficient if contact.static_coefficient is not None else contact.coefficient)
                 rows.append([s, drift, mu, mu_s] + slope)
             friction = lam(rows)
+        # A mass matrix of parameters only (Cartesian coordinates) is evaluated and factorized once
+        # per parameter vector, not at every call: for the 64-link chain that is a 128 x 128 array.
         constant_mass = not (M.free_symbols - set(p_syms))
+        rest = [list(Q), sm.Matrix(A).reshape(m, n) if m else sm.zeros(1, n), list(b), list(C)]
         return cls(
             model=model,
             coordinate_names=tuple(str(c.func) for c in model.q),
             parameter_names=tuple(map(str, p_syms)),
             defaults=np.array([model.parameters[s] for s in p_syms], dtype=float),
-            matrices=lam([sm.Matrix(M), list(Q), sm.Matrix(A).reshape(m, n) if m else sm.zeros(1, n), list(b), list(C)]),
+            matrices=lam(rest if constant_mass else [sm.Matrix(M), *rest]),
             phi=sm.lambdify(pos_args, list(phi), modules="numpy", cse=True),
             velocity_constraints=lam(list(velocity)),
             velocity_jacobian=lam(sm.Matrix(velocity).jacobian(qd_syms) if velocity.shape[0] else sm.zeros(1, n)),
@@ -116,7 +119,7 @@ class CompiledModel:
             energy=lam(num(model.energy)),
             powers_data=lam([list(num(model.nonconservative_force)), num(model.explicit_time_power)]),
             friction_data=friction,
-            constant_mass=constant_mass,
+            mass=sm.lambdify([list(p_syms)], sm.Matrix(M), modules="numpy", cse=True) if constant_mass else None,
             has_nonideal=any(e != 0 for e in C),
         )
 
@@ -176,10 +179,19 @@ class CompiledModel:
         return q, qd
 
     # -- evaluations -------------------------------------------------------
+    @property
+    def constant_mass(self) -> bool:
+        """True when ``M`` depends on parameters only (then it is evaluated once per parameter vector)."""
+        return self.mass is not None
+
     def evaluate(self, t, q, qd, p):
         """``M, Q, A, b, C`` as arrays of shapes (n, n), (n,), (m, n), (m,), (n,)."""
-        M, Q, A, b, C = self.matrices(t, q, qd, p)
-        M = np.asarray(M, dtype=float)
+        if self.mass is not None:
+            M = self._constant_mass(p)[0]
+            Q, A, b, C = self.matrices(t, q, qd, p)
+        else:
+            M, Q, A, b, C = self.matrices(t, q, qd, p)
+            M = np.asarray(M, dtype=float)
         A = np.asarray(A, dtype=float)[: self.m]
         return (M, np.asarray(Q, dtype=float), A, np.asarray(b, dtype=float), np.asarray(C, dtype=float))
 
@@ -187,15 +199,19 @@ class CompiledModel:
         """Constraint residuals ``phi(q, t)`` (shape (m_h,)) and ``(phi', psi)`` (shape (m,))."""
         return np.asarray(self.phi(t, q, p), dtype=float), np.asarray(self.velocity_constraints(t, q, qd, p), dtype=float)
 
-    def _factor(self, M, p):
-        if not self.constant_mass:
-            return None
+    def _constant_mass(self, p) -> tuple[np.ndarray, np.ndarray | None]:
+        """``M`` and its Cholesky factor (None when singular) for the parameter vector ``p``, cached."""
         key = p.tobytes()
-        if key not in self._factor_cache:
-            if len(self._factor_cache) > 64:
-                self._factor_cache.clear()
-            self._factor_cache[key] = cholesky_or_none(M)
-        return self._factor_cache[key]
+        entry = self._mass_cache.get(key)
+        if entry is None:
+            if len(self._mass_cache) > 64:
+                self._mass_cache.clear()
+            M = np.asarray(self.mass(p), dtype=float)
+            entry = self._mass_cache[key] = (M, cholesky_or_none(M))
+        return entry
+
+    def _factor(self, M, p):
+        return self._constant_mass(p)[1] if self.mass is not None else None
 
     def solve_modes(self, t, q, qd, p, modes=(), correction=None) -> tuple[Motion, np.ndarray]:
         """The motion with friction contacts in the given modes (+1/-1 sliding, 0 sticking).
