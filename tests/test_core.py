@@ -20,8 +20,11 @@ from hypothesis import strategies as st
 
 from udk_notebooks.core import (
     CONSISTENCY_RTOL,
+    LSE_RCOND,
     RANK_RTOL,
     Motion,
+    _gauss_minimum,
+    cholesky_or_none,
     lagrange_multipliers,
     udwadia_kalaba,
     virtual_displacements,
@@ -227,6 +230,25 @@ def test_full_row_rank_against_null_space_route(prob):
     assert_close(motion.ideal, ideal_motion.ideal, np.linalg.norm(ideal_motion.ideal) + np.linalg.norm(Q))
     # F^C itself: test_nonideal_force_is_m_orthogonal_projection.
 
+
+@SETTINGS
+@given(constrained_problem)
+def test_gauss_minimum_route_equals_eq7_term_by_term(prob):
+    """Ideal constraints take LAPACK's dgglse (Gauss's minimum); a zero ``C`` takes Eqs. (7)-(11): same motion."""
+    M, Q, A, b, _ = make_problem(prob)
+    n, m = A.shape[1], A.shape[0]
+    L = cholesky_or_none(M)
+    direct = _gauss_minimum(M, L, Q, A, b)
+    if m and not prob["extra"] and np.linalg.cond(A) < 1e3:
+        assert direct is not None  # independent rows, well inside LSE_RCOND: the direct route is taken
+    if direct is not None:
+        assert np.linalg.cond(A) < 1e2 / LSE_RCOND  # the condition estimate is within a factor m of the truth
+    term_by_term = udwadia_kalaba(M, Q, A, b, C=np.zeros(n))
+    default = udwadia_kalaba(M, Q, A, b)
+    scale_q = np.linalg.norm(term_by_term.qdd) + np.linalg.norm(scipy.linalg.solve(M, Q, assume_a="pos"))
+    assert_close(default.qdd, term_by_term.qdd, scale_q)
+    assert_close(default.ideal, term_by_term.ideal, np.linalg.norm(M) * scale_q + np.linalg.norm(Q))
+    np.testing.assert_array_equal(term_by_term.nonideal, np.zeros(n))
 
 
 

@@ -7,15 +7,21 @@ Every function takes its arguments in one documented order::
     qd : ndarray, shape (n,)     velocities, same order
     p : ndarray, shape (k,)      parameters, in ``model.parameter_symbols`` order
 
-The matrices ``M, Q, A, b, C`` come from one lambdified function with common
+The entries of ``M, Q, A, b, C`` come from one lambdified function with common
 subexpressions eliminated (``sympy.lambdify(..., cse=True)``), so each
-evaluation walks the expression graph once. When ``M`` depends on
-parameters only (Cartesian coordinates), its Cholesky factor is computed
-once per parameter vector and reused.
+evaluation walks the expression graph once. It works on Python floats with
+the ``math`` module (falling back to numpy and scipy for functions that
+``math`` lacks) and returns a flat list of the entries that are not
+identically zero, scattered into one array of zeros: for a few coordinates,
+numpy's per-call overhead on scalars would cost more than the arithmetic, and
+for many the structural zeros of ``A`` would. When ``M`` depends on
+parameters only (Cartesian coordinates), it is evaluated and its Cholesky
+factor computed once per parameter vector, then reused.
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -36,6 +42,21 @@ STICK_SPEED = 1e-10
 _NO_RATIOS = np.zeros(0)
 
 
+def _scalar_function(args, entries) -> Callable:
+    """``lambdify`` of a flat list of scalar expressions, on Python floats where possible.
+
+    The ``math`` module prints every elementary function; an expression with
+    another one (a Bessel function, say) would fail only when called, so the
+    generated code's global names are checked and numpy/scipy used instead.
+    """
+    for modules in ("math", ["scipy", "numpy"]):
+        func = sm.lambdify(args, entries, modules=modules, cse=True)
+        names = func.__code__.co_names
+        if all(name in func.__globals__ or hasattr(builtins, name) for name in names):
+            return func
+    return func
+
+
 def _numeric_symbols(model: Model):
     n = model.n
     q_syms = sm.symbols(f"q0:{n}", real=True)
@@ -51,17 +72,22 @@ def _numeric_symbols(model: Model):
 class CompiledModel:
     """Plain numeric functions of a model (see the module docstring for argument order).
 
-    Build with :meth:`Model.compile`. Attributes ``matrices``, ``phi``,
+    Build with :meth:`Model.compile`. ``matrices`` returns the entries of
+    ``M`` (unless constant), ``Q``, ``A``, ``b``, ``C`` (row by row) whose
+    positions in that order are ``nonzero``; attributes ``phi``,
     ``velocity_constraints``, ``energy``, ``powers_data`` and ``friction_data``
     are the raw lambdified functions; :meth:`motion` evaluates the
     Udwadia-Kalaba equation.
     """
 
     model: Model
+    n: int
+    m: int
     coordinate_names: tuple[str, ...]
     parameter_names: tuple[str, ...]
     defaults: np.ndarray
     matrices: Callable
+    nonzero: np.ndarray
     phi: Callable
     velocity_constraints: Callable
     velocity_jacobian: Callable
@@ -105,13 +131,17 @@ class CompiledModel:
         # A mass matrix of parameters only (Cartesian coordinates) is evaluated and factorized once
         # per parameter vector, not at every call: for the 64-link chain that is a 128 x 128 array.
         constant_mass = not (M.free_symbols - set(p_syms))
-        rest = [list(Q), sm.Matrix(A).reshape(m, n) if m else sm.zeros(1, n), list(b), list(C)]
+        entries = ([] if constant_mass else list(M)) + list(Q) + list(A) + list(b) + list(C)
+        nonzero = [i for i, entry in enumerate(entries) if entry != 0]
         return cls(
             model=model,
+            n=n,
+            m=m,
             coordinate_names=tuple(str(c.func) for c in model.q),
             parameter_names=tuple(map(str, p_syms)),
             defaults=np.array([model.parameters[s] for s in p_syms], dtype=float),
-            matrices=lam(rest if constant_mass else [sm.Matrix(M), *rest]),
+            matrices=_scalar_function(args, [entries[i] for i in nonzero]),
+            nonzero=np.array(nonzero, dtype=np.intp),
             phi=sm.lambdify(pos_args, list(phi), modules="numpy", cse=True),
             velocity_constraints=lam(list(velocity)),
             velocity_jacobian=lam(sm.Matrix(velocity).jacobian(qd_syms) if velocity.shape[0] else sm.zeros(1, n)),
@@ -124,14 +154,6 @@ class CompiledModel:
         )
 
     # -- sizes and parameters ------------------------------------------------
-    @property
-    def n(self) -> int:
-        return self.model.n
-
-    @property
-    def m(self) -> int:
-        return self.model.A.shape[0]
-
     @property
     def n_holonomic(self) -> int:
         return self.model.n_holonomic
@@ -186,14 +208,25 @@ class CompiledModel:
 
     def evaluate(self, t, q, qd, p):
         """``M, Q, A, b, C`` as arrays of shapes (n, n), (n,), (m, n), (m,), (n,)."""
+        q, qd, p = (np.asarray(v, dtype=float) for v in (q, qd, p))
+        return self._evaluate(t, q, qd, p)[:5]
+
+    def _evaluate(self, t, q, qd, p):
+        """:meth:`evaluate` for float arrays, plus the Cholesky factor of a constant ``M`` (else None)."""
+        n, m = self.n, self.m
+        values = np.zeros((0 if self.mass is not None else n * n) + n + m * n + m + n)
+        values[self.nonzero] = self.matrices(t, q.tolist(), qd.tolist(), p.tolist())
         if self.mass is not None:
-            M = self._constant_mass(p)[0]
-            Q, A, b, C = self.matrices(t, q, qd, p)
+            M, factor = self._constant_mass(p)
+            k = 0
         else:
-            M, Q, A, b, C = self.matrices(t, q, qd, p)
-            M = np.asarray(M, dtype=float)
-        A = np.asarray(A, dtype=float)[: self.m]
-        return (M, np.asarray(Q, dtype=float), A, np.asarray(b, dtype=float), np.asarray(C, dtype=float))
+            k = n * n
+            M, factor = values[:k].reshape(n, n), None
+        Q = values[k : k + n]
+        k += n
+        A = values[k : k + m * n].reshape(m, n)
+        k += m * n
+        return M, Q, A, values[k : k + m], values[k + m :], factor
 
     def residuals(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
         """Constraint residuals ``phi(q, t)`` (shape (m_h,)) and ``(phi', psi)`` (shape (m,))."""
@@ -210,9 +243,6 @@ class CompiledModel:
             entry = self._mass_cache[key] = (M, cholesky_or_none(M))
         return entry
 
-    def _factor(self, M, p):
-        return self._constant_mass(p)[1] if self.mass is not None else None
-
     def solve_modes(self, t, q, qd, p, modes=(), correction=None) -> tuple[Motion, np.ndarray]:
         """The motion with friction contacts in the given modes (+1/-1 sliding, 0 sticking).
 
@@ -221,12 +251,12 @@ class CompiledModel:
         static friction holds while its size is at most one, and a released
         contact slides in the direction ``-sign(ratio)``.
         """
-        M, Q, A, b, C = self.evaluate(t, q, qd, p)
+        M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
         if correction is not None:
             b = b + correction
         symbolic_C = C if self.has_nonideal else None
         if not modes:
-            return solve(M, Q, A, b, symbolic_C, factor=self._factor(M, p)), _NO_RATIOS
+            return solve(M, Q, A, b, symbolic_C, factor=factor), _NO_RATIOS
         ratios = np.full(len(modes), np.nan)
         data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1)
         stuck = [i for i, mode in enumerate(modes) if mode == 0]
@@ -256,7 +286,7 @@ class CompiledModel:
                     ratios[i] = hold / max(data[i, 3] * size, 1e-300)
             return total
 
-        motion = solve(M, Q, A, b, nonideal, factor=self._factor(M, p))
+        motion = solve(M, Q, A, b, nonideal, factor=factor)
         if holding:  # static friction is a constraint force that friction, not geometry, supplies
             motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
         return motion, ratios

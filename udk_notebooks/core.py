@@ -16,7 +16,18 @@ Numerically ``M^{1/2}`` is never formed: any factor ``M = L L^T`` gives the
 same accelerations and forces (they are the unique minimizer of Gauss's
 function ``(q'' - a)^T M (q'' - a)`` subject to ``A q'' = b``, and the
 ``M``-orthogonal projection of ``M^{-1} C`` onto the virtual displacements), so
-the code uses a Cholesky factor, triangular solves and one SVD of ``B``.
+the code uses a Cholesky factor, triangular solves and a factorization of ``B``.
+
+For ideal constraints (``C`` absent) with independent, well-conditioned
+rows, the minimum of Gauss's function is computed directly: with
+``M = L L^T`` it is the equality-constrained least-squares problem
+``min ||L^T q'' - L^{-1} Q||`` subject to ``A q'' = b``, which LAPACK's
+``dgglse`` solves with one generalized RQ factorization; Eq. (8) then gives
+``F^L = M q'' - Q``. This is the same vector as Eq. (7) (whose closed form is
+that minimum) at half the cost or less for up to 16 coordinates, where the
+cost is the number of calls and not the arithmetic. Every other case (a
+nonideal ``C``, dependent or nearly dependent rows, more coordinates)
+evaluates Eqs. (7)-(11) term by term.
 """
 
 from __future__ import annotations
@@ -51,6 +62,17 @@ largest diagonal entry) and for the rank of ``[M; A]``.
 
 CONSISTENCY_RTOL = 1e-8
 """``A q'' = b`` counts as solved when ``||A q'' - b|| <= CONSISTENCY_RTOL * (||b|| + ||A a||)``."""
+
+LSE_RCOND = 1e-6
+"""Solve Gauss's minimum directly (``dgglse``) only when the estimated reciprocal
+condition number of ``A`` exceeds this; otherwise rows that are dependent or
+nearly so go through the pseudoinverse of Eq. (7), with its rank decision."""
+
+LSE_MAX_N = 16
+"""Largest number of coordinates solved by ``dgglse``: its factorization costs
+``O(n^3)`` against ``O(n^2 m)`` for Eq. (7) with a given Cholesky factor, and
+the two break even near n = 20 (``benchmarks/solver_cost.py``)."""
+
 
 @dataclass(frozen=True)
 class Motion:
@@ -177,7 +199,7 @@ def solve(M, Q, A, b, C=None, *, rank_rtol=RANK_RTOL, consistency_rtol=CONSISTEN
     if factor is None:
         factor = cholesky_or_none(M, rank_rtol)
     if factor is not None:
-        return _solve_factored(factor, Q, A, b, C, rank_rtol, consistency_rtol)
+        return _solve_factored(M, factor, Q, A, b, C, rank_rtol, consistency_rtol)
     return _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol)
 
 
@@ -192,31 +214,70 @@ def cholesky_or_none(M: np.ndarray, rank_rtol: float = RANK_RTOL) -> np.ndarray 
     return L
 
 
-def _solve_factored(L, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
-    """Eqs. (7)-(11) with ``M = L L^T`` and ``B = A L^{-T}``."""
-    a, _ = lapack.dpotrs(L, Q, lower=1)
+def _gauss_minimum(M, L, Q, A, b) -> Motion | None:
+    """Ideal constraints: the minimum of Gauss's function by LAPACK's ``dgglse``.
+
+    Minimizes ``(q'' - a)^T M (q'' - a) = ||L^T q'' - L^{-1} Q||^2`` subject to
+    ``A q'' = b`` (see the module docstring), then ``F^L = M q'' - Q``
+    (Eq. 8 with ``F^C = 0``). Returns None when ``A`` has more rows than
+    columns (or none), when there are more than :data:`LSE_MAX_N`
+    coordinates, or when the estimated reciprocal condition number of ``A``
+    is at most :data:`LSE_RCOND`.
+    """
+    m, n = A.shape
+    if not 0 < m <= n <= LSE_MAX_N:
+        return None
+    y, _ = lapack.dtrtrs(L, Q, lower=1)
+    _, T, _, qdd, info = lapack.dgglse(L.T, A, y, b)
+    if info != 0:
+        return None
+    rcond, info = lapack.dtrcon(T[:, n - m :])  # A = (0 T12) Z: cond(T12) = cond(A)
+    if info != 0 or not rcond > LSE_RCOND:
+        return None
+    return Motion(qdd=qdd, impressed=Q, ideal=M @ qdd - Q, nonideal=np.zeros(n))
+
+
+def _solve_factored(M, L, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
+    """Eqs. (7)-(11) with ``M = L L^T`` and ``B = A L^{-T}``.
+
+    One triangular solve gives both ``y = L^{-1} Q`` (so that ``a = L^{-T} y``)
+    and ``B^T = L^{-1} A^T``, and one product gives both ``A a = B y`` and the
+    Gram matrix ``B B^T``. Then ``F^L = L B^+ (b - B y)`` (Eq. 10),
+    ``F^C = L (I - B^+ B) L^{-1} C`` (Eq. 11) and
+    ``q'' = L^{-T} (y + B^+ (b - B y) + (I - B^+ B) L^{-1} C)`` (Eq. 7).
+    For small systems the cost is the number of calls, not the arithmetic.
+    """
     n, m = L.shape[0], A.shape[0]
+    if C is None:
+        motion = _gauss_minimum(M, L, Q, A, b)
+        if motion is not None:
+            return motion
     if m:
-        Bt, _ = lapack.dtrtrs(L, A.T, lower=1)  # B^T = L^{-1} A^T
-        r = b - A @ a
-        pseudo = _GramPseudoinverse.of(Bt) or _SvdPseudoinverse(Bt, r, b, A @ a, rank_rtol, consistency_rtol)
+        Y, _ = lapack.dtrtrs(L, np.column_stack((Q, A.T)), lower=1)  # [L^{-1} Q, B^T]
+        y, Bt = Y[:, 0], Y[:, 1:]
+        P = Bt.T @ Y  # [B y, B B^T]
+        Aa = P[:, 0]
+        r = b - Aa
+        pseudo = _GramPseudoinverse.of(Bt, P[:, 1:]) or _SvdPseudoinverse(Bt, r, b, Aa, rank_rtol, consistency_rtol)
         w = pseudo.solve(r)  # B^+ (b - A a)
         ideal = L @ w
+        z = y + w
     else:
         pseudo = None
-        w = ideal = np.zeros(n)
-    z = w
+        y, _ = lapack.dtrtrs(L, Q, lower=1)
+        ideal = np.zeros(n)
+        z = y
     if C is None:
         nonideal = np.zeros(n)
     else:
         c = np.asarray(C(ideal) if callable(C) else C, dtype=float)
-        y, _ = lapack.dtrtrs(L, c, lower=1)  # L^{-1} C
+        yc, _ = lapack.dtrtrs(L, c, lower=1)  # L^{-1} C
         if pseudo is not None:
-            y = pseudo.null_part(y)  # (I - B^+ B) L^{-1} C
-        nonideal = L @ y
-        z = w + y
+            yc = pseudo.null_part(yc)  # (I - B^+ B) L^{-1} C
+        nonideal = L @ yc
+        z = z + yc
     qdd, _ = lapack.dtrtrs(L, z, lower=1, trans=1)
-    return Motion(qdd=a + qdd, impressed=Q, ideal=ideal, nonideal=nonideal)
+    return Motion(qdd=qdd, impressed=Q, ideal=ideal, nonideal=nonideal)
 
 
 GRAM_RCOND = 1e-6
@@ -237,15 +298,15 @@ class _GramPseudoinverse:
     __slots__ = ("Bt", "R")
 
     @classmethod
-    def of(cls, Bt: np.ndarray):
-        """The pseudoinverse of ``B = Bt^T``, or None when ``B B^T`` is singular or ill-conditioned."""
-        G = Bt.T @ Bt
+    def of(cls, Bt: np.ndarray, G: np.ndarray):
+        """The pseudoinverse of ``B = Bt^T`` given ``G = B B^T``, or None when ``G`` is singular or ill-conditioned."""
         R, info = lapack.dpotrf(G, lower=0, clean=1)
         if info != 0:
             return None
-        # ||G||_1 <= m max_ij |G_ij| = m max_i G_ii for a Gram matrix: an upper bound keeps rcond conservative.
+        # For a positive semi-definite G, ||G||_1 <= sqrt(m) ||G||_2 <= sqrt(m) trace(G): an upper
+        # bound of the norm keeps the estimated rcond conservative.
         m = G.shape[0]
-        rcond, info = lapack.dpocon(R, m * max(G.flat[:: m + 1]))
+        rcond, info = lapack.dpocon(R, math.sqrt(m) * G.trace())
         if info != 0 or not rcond > GRAM_RCOND:
             return None
         self = cls()
@@ -320,7 +381,7 @@ def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
             f"and `[M; A]` has rank {stacked_rank} < {n} columns, so some motion has neither "
             "inertia nor a constraint. Give every coordinate mass, or add a constraint that fixes it"
         )
-    motion = _solve_factored(L, Q_b, A, b, C, rank_rtol, consistency_rtol)
+    motion = _solve_factored(M_A, L, Q_b, A, b, C, rank_rtol, consistency_rtol)
     return Motion(qdd=motion.qdd, impressed=Q, ideal=motion.ideal, nonideal=motion.nonideal)
 
 
