@@ -356,6 +356,25 @@ def test_argument_order_is_the_documented_one():
     assert cm.energy(tt, q, qd, p) == pytest.approx(h, rel=1e-14)
 
 
+def test_functions_that_math_lacks_fall_back_to_scipy():
+    """Elementary functions run on Python floats; a Bessel-function potential ``V = k J0(x)`` falls back to scipy.
+
+    ``J0' = -J1``, so the motion is ``m x'' = k J1(x)``.
+    """
+    from scipy.special import jv
+
+    pendulum = polar_pendulum().compile()
+    assert pendulum.matrices.__globals__["sin"] is math.sin
+
+    stiffness = sm.Symbol("k", positive=True)
+    model = Model([x], kinetic_energy=m * xd**2 / 2, potential_energy=stiffness * sm.besselj(0, x),
+                  parameters={m: 2.0, stiffness: 3.0})
+    cm = model.compile()
+    assert "jv" in cm.matrices.__code__.co_names  # scipy's name, not math's
+    for position in (0.3, 1.7, -4.0):
+        assert cm.motion(0.0, [position], [0.5]).qdd[0] == pytest.approx(3.0 * jv(1, position) / 2.0, rel=1e-13)
+
+
 def test_motion_agrees_with_core_on_polar_pendulum():
     """Compiled polar pendulum vs udwadia_kalaba on hand-evaluated M, Q, A, b, and vs th'' = -(g/l) sin th."""
     cm = polar_pendulum().compile()
