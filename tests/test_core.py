@@ -459,6 +459,17 @@ def test_virtual_displacements_without_constraints_and_full_rank():
     np.testing.assert_allclose(np.abs(v.ravel()), [1 / math.sqrt(2)] * 2, rtol=1e-14)
 
 
+@pytest.mark.parametrize(
+    "A, pattern",
+    [("abc", r"`A` must be a real 2-D array"), ([[1.0, np.nan]], r"`A` contains a non-finite entry"),
+     (np.ones((1, 1, 2)), r"`A` must be 2-D"), ([[1.0], [1.0, 2.0]], r"`A` must be a real 2-D array")],
+    ids=["strings", "nan", "3d", "ragged"],
+)
+def test_virtual_displacements_checks_input(A, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        virtual_displacements(A)
+
+
 def test_no_constraints_is_newton():
     M = np.array([[2.0, 0.5], [0.5, 1.0]])
     Q = np.array([1.0, -2.0])

@@ -23,6 +23,7 @@ import pytest
 import sympy as sm
 
 from udk_notebooks import lagrange_multipliers, simulate, stability
+import udk_notebooks.examples as catalogue
 from udk_notebooks.examples import carriage_pendulum, chain, double_pendulum, rolling_disk
 
 TIGHT = dict(method="DOP853", rtol=1e-11, atol=1e-12)
@@ -346,3 +347,16 @@ def test_chain_refuses_bad_sizes():
             chain.n_link_chain(bad)
     with pytest.raises(ValueError, match="shape"):
         chain.chain_initial_state(3, angles=[0.1, 0.2])
+
+
+# -- the catalogue as a whole ------------------------------------------------------------
+@pytest.mark.parametrize("name", [name for name in catalogue.__all__ if name != "Parameter"])
+def test_every_example_names_a_bad_parameter(name):
+    """Unknown names and non-finite values are refused with the parameter's name, by every example."""
+    module = getattr(catalogue, name)
+    first = next(iter(module.PARAMETERS))
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) bogus; this example has"):
+        module.model(bogus=1.0)
+    for bad in (float("nan"), float("inf"), "heavy"):
+        with pytest.raises(ValueError, match=rf"parameter `{first}` \(.*\) must be a finite number"):
+            module.model(**{first: bad})

@@ -213,6 +213,8 @@ def test_friction_sliding_velocity_must_be_linear():
         (dict(kinetic_energy=None, mass_matrix=sm.Matrix([[1, 1], [0, 1]])), r"`mass_matrix` must be symmetric"),
         (dict(forces=[1, 2, 3]), r"`forces` must hold 2 expressions"),
         (dict(nonideal=[1]), r"`nonideal` must hold 2 expressions"),
+        (dict(potential_energy=m * y, parameters={m: float("nan")}), r"`parameters`: the default of `m` must be a finite"),
+        (dict(potential_energy=m * y, parameters={"m": "heavy"}), r"`parameters`: the default of `m` must be a finite"),
     ],
 )
 def test_bad_model_arguments_are_named(kwargs, pattern):

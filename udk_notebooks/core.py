@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.linalg import lapack, null_space
 
-from ._checks import check_constraint_matrix, check_mass_matrix, check_vector
+from ._checks import as_finite_array, check_constraint_matrix, check_mass_matrix, check_vector
 from .errors import InconsistentConstraintsError, NonUniqueAccelerationError
 
 __all__ = [
@@ -471,10 +471,11 @@ def virtual_displacements(A, *, rank_rtol: float = RANK_RTOL) -> np.ndarray:
     ndarray, shape (n, n - rank(A))
         Columns span the null space of ``A`` (2005 paper, Eqs. 12-14).
     """
-    A = np.asarray(A, dtype=float)
-    if A.ndim == 1:
-        A = A.reshape(1, -1)
-    A, _ = check_constraint_matrix(A, np.zeros(A.shape[0]) if A.ndim == 2 else None, A.shape[-1])
+    try:
+        one_row = np.ndim(A) == 1
+    except ValueError:  # a ragged nesting: as_finite_array names it
+        one_row = False
+    A = as_finite_array(np.atleast_2d(A) if one_row else A, "A", 2)
     if A.shape[0] == 0:
         return np.eye(A.shape[1])
     return null_space(A, rcond=rank_rtol)

@@ -19,6 +19,7 @@ fields are sympy matrices in the generalized coordinates ``q(t)``:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping, Sequence
@@ -193,9 +194,15 @@ class Model:
         # its assumptions (Symbol("m", positive=True) is not Symbol("m")).
         inputs = [kinetic, potential, dissipation, forces, nonideal, *self.holonomic, *self.nonholonomic]
         by_name = {s.name: s for e in inputs for s in sm.sympify(e).free_symbols}
-        params = {
-            (by_name.get(k, sm.Symbol(k)) if isinstance(k, str) else k): float(v) for k, v in dict(self.parameters).items()
-        }
+        params = {}
+        for key, value in dict(self.parameters).items():
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                number = math.nan
+            if not math.isfinite(number):
+                raise ValueError(f"`parameters`: the default of `{key}` must be a finite number; got {value!r}")
+            params[by_name.get(key, sm.Symbol(key)) if isinstance(key, str) else key] = number
         object.__setattr__(self, "parameters", params)
 
         # Differentiate in plain placeholder symbols: sympy differentiates with respect to

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -27,4 +28,13 @@ def defaults(table: Mapping[str, Parameter], overrides: Mapping[str, float]) -> 
         raise ValueError(
             f"unknown parameter(s) {', '.join(sorted(unknown))}; this example has {', '.join(table)}"
         )
-    return {p.symbol: float(overrides.get(name, p.default)) for name, p in table.items()}
+    values = {}
+    for name, row in table.items():
+        try:
+            value = float(overrides.get(name, row.default))
+        except (TypeError, ValueError):
+            value = math.nan
+        if not math.isfinite(value):
+            raise ValueError(f"parameter `{name}` ({row.description}) must be a finite number; got {overrides[name]!r}")
+        values[row.symbol] = value
+    return values
