@@ -202,6 +202,19 @@ def test_incline_exact_state_refuses_inconsistent_friction():
         incline_friction.exact_state([0.0, 1.0], 5.0, mu=0.9, mu_s=0.2)
 
 
+@pytest.mark.parametrize("speed", [0.0, 2.0])
+def test_incline_without_gravity_never_stops(speed):
+    """g = 0: no normal force, no friction, nothing along the slope; the block keeps its speed."""
+    t = np.linspace(0.0, 3.0, 7)
+    q, qd = incline_friction.exact_state(t, speed, g=0.0)
+    tangent = np.array([math.cos(math.pi / 6), math.sin(math.pi / 6)])
+    np.testing.assert_allclose(q, speed * t[:, None] * tangent, atol=1e-15)
+    np.testing.assert_allclose(qd, speed * np.ones_like(t)[:, None] * tangent, atol=1e-15)
+    assert incline_friction.stop_time(speed, g=0.0) == (math.inf if speed else 0.0)
+    traj = simulate(incline_friction.model(g=0.0), (0.0, 3.0), *incline_friction.initial_state(speed), t_eval=t, **TIGHT)
+    np.testing.assert_allclose(traj.q, q, atol=1e-12)
+
+
 # -- inverse Kepler problem, encyclopedia article --------------------------------
 ORBITS = kepler.ECCENTRICITIES
 

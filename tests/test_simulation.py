@@ -355,6 +355,21 @@ def test_block_released_at_rest(method, options, friction_coefficient):
 
 
 @pytest.mark.parametrize("method, options", INCLINE_METHODS, ids=[mth for mth, _ in INCLINE_METHODS])
+@pytest.mark.parametrize("speed", [3.0, 0.0], ids=["sent-up", "at-rest"])
+def test_no_coulomb_motion_is_refused_by_name(method, options, speed):
+    """mu_s < tan(a) < mu: static friction cannot hold, kinetic friction allows no slip (no solution)."""
+    rough = incline(0.8)
+    kinetic, static = rough.parameter_symbols[-1], sm.Symbol("mu_s")
+    model = Model(rough.coordinates, kinetic_energy=rough.T, potential_energy=rough.V, holonomic=list(rough.phi),
+                  friction=[CoulombFriction(rough.friction[0].sliding_velocity, kinetic, static)],
+                  parameters={**rough.parameters, static: 0.3})
+    direction = np.array([math.cos(SLOPE), math.sin(SLOPE)])
+    with pytest.raises(ValueError, match=r"static friction \(mu_s = 0.3\) cannot hold it at rest, and kinetic "
+                                         r"friction \(mu = 0.8\) would stop it at once.*`mu_s`"):
+        simulate(model, (0.0, 2.0), np.zeros(2), speed * direction, method=method, **options)
+
+
+@pytest.mark.parametrize("method, options", INCLINE_METHODS, ids=[mth for mth, _ in INCLINE_METHODS])
 def test_creeping_block_is_held_at_rest(method, options):
     """A start speed far below any physical scale on a sticky slope counts as rest: no creep over 10 s."""
     direction = np.array([math.cos(SLOPE), math.sin(SLOPE)])

@@ -297,14 +297,45 @@ class CompiledModel:
             return ()
         data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(self.n_friction, -1)
         speed_scale = max(1.0, float(np.abs(qd).max()))
-        modes = [int(np.sign(s)) if abs(s) > STICK_SPEED * speed_scale else 0 for s in data[:, 0]]
-        if 0 in modes:
-            motion, ratios = self.solve_modes(t, q, qd, p, tuple(modes))
-            for i, mode in enumerate(modes):
-                if mode == 0 and abs(ratios[i]) > 1:
-                    # Released: it slides against its holding force, which friction keeps opposing.
-                    modes[i] = -int(np.sign(ratios[i]))
-        return tuple(modes)
+        modes = tuple(int(np.sign(s)) if abs(s) > STICK_SPEED * speed_scale else 0 for s in data[:, 0])
+        return self.release(t, q, qd, p, modes, [i for i, mode in enumerate(modes) if mode == 0])
+
+    def release(self, t, q, qd, p, modes, contacts) -> tuple[int, ...]:
+        """Modes once the given contacts are at rest: each sticks if static friction can hold it, else slides.
+
+        A released contact slides against the holding force it would need,
+        which kinetic friction then opposes.
+
+        Raises
+        ------
+        ValueError
+            When kinetic friction would stop a released contact at once: then
+            Coulomb's law admits no motion at all (static friction cannot hold,
+            and kinetic friction, with a larger coefficient, allows no slip).
+        """
+        new = list(modes)
+        contacts = [int(i) for i in contacts]
+        for i in contacts:
+            new[i] = 0
+        if not contacts:
+            return tuple(new)
+        _, ratios = self.solve_modes(t, q, qd, p, tuple(new))
+        released = [i for i in contacts if abs(ratios[i]) > 1]
+        for i in released:
+            new[i] = -int(np.sign(ratios[i]))
+        if released:
+            motion, _ = self.solve_modes(t, q, qd, p, tuple(new))
+            data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(self.n_friction, -1)
+            for i in released:
+                rate = data[i, 4:] @ motion.qdd + data[i, 1]  # s' in the sliding mode
+                if new[i] * rate < -1e-9 * max(1.0, float(np.abs(motion.qdd).max())):
+                    raise ValueError(
+                        f"friction contact {i} at t = {t:g}: static friction (mu_s = {data[i, 3]:g}) cannot hold "
+                        f"it at rest, and kinetic friction (mu = {data[i, 2]:g}) would stop it at once, so "
+                        "Coulomb's law admits no motion here. Choose the static coefficient `mu_s` at least "
+                        "as large as the kinetic one `mu`"
+                    )
+        return tuple(new)
 
     def motion(self, t: float, q, qd, *, stabilization=None, **params) -> Motion:
         """Evaluate the Udwadia-Kalaba equation at one state.

@@ -214,16 +214,8 @@ class _Segment:
 
 
 def _next_modes(cm, t, y, p, modes, fired) -> tuple[int, ...]:
-    """Modes after contacts in ``fired`` reached a switch."""
-    n = cm.n
-    new = list(modes)
-    for i in fired:
-        new[i] = 0  # a slider that stops, or a sticker tested again below
-    motion, ratios = cm.solve_modes(t, y[:n], y[n:], p, tuple(new))
-    for i in fired:
-        if abs(ratios[i]) > 1:
-            new[i] = -int(np.sign(ratios[i]))
-    return tuple(new)
+    """Modes after contacts in ``fired`` reached a switch: a slider that stops, or a sticker tested again."""
+    return cm.release(t, y[: cm.n], y[cm.n :], p, modes, fired)
 
 
 def _stick_velocity(cm, t, y, p, modes):
@@ -390,10 +382,12 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
             events.append(event)
         sub_eval = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= tf)]
         sol = solve_ivp(seg.rhs, (t, tf), y, method=method, t_eval=sub_eval, rtol=rtol, atol=atol, events=events or None)
+        # solve_ivp returns t as a list when an event ends the run before any t_eval sample.
+        sol_t, sol_y = np.asarray(sol.t, dtype=float), np.asarray(sol.y, dtype=float).reshape(y.size, -1)
         if sol.status == -1:
-            raise RuntimeError(f"scipy.integrate.solve_ivp failed at t = {sol.t[-1] if sol.t.size else t:g}: {sol.message}")
-        keep = sol.t.size - 1 if (sol.status == 1 and t_eval is None) else sol.t.size  # the event point is added below
-        times.extend(sol.t[:keep]), states.extend(sol.y.T[:keep]), log.extend([modes] * keep)
+            raise RuntimeError(f"scipy.integrate.solve_ivp failed at t = {sol_t[-1] if sol_t.size else t:g}: {sol.message}")
+        keep = sol_t.size - 1 if (sol.status == 1 and t_eval is None) else sol_t.size  # the event point is added below
+        times.extend(sol_t[:keep]), states.extend(sol_y.T[:keep]), log.extend([modes] * keep)
         if sol.status != 1:
             break
         fired = [i for i, te in enumerate(sol.t_events) if te.size]

@@ -85,6 +85,8 @@ dynamics a theoretical or an experimental science?", Nonlinear Analysis 63
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import sympy as sm
 from sympy.physics.mechanics import dynamicsymbols
@@ -195,10 +197,18 @@ def initial_state(speed: float = 5.0, **params: float) -> tuple[np.ndarray, np.n
 def stop_time(speed: float = 5.0, **params: float) -> float:
     """Time at which a block sent up the slope with ``speed`` comes to rest.
 
-    ``t_stop = v0 / (g (sin alpha + mu cos alpha))``.
+    ``t_stop = v0 / (g (sin alpha + mu cos alpha))``, or ``inf`` when
+    ``g = 0`` and the block never slows down.
     """
-    v = parameter_values(**params)
-    return float(speed) / (v["g"] * (np.sin(v["alpha"]) + v["mu"] * np.cos(v["alpha"])))
+    return _stop_time(float(speed), parameter_values(**params))
+
+
+def _stop_time(speed: float, v: dict) -> float:
+    """``v0 / (g (sin alpha + mu cos alpha))``; infinite when nothing slows the block (``g = 0``)."""
+    rising = v["g"] * (np.sin(v["alpha"]) + v["mu"] * np.cos(v["alpha"]))
+    if rising > 0:
+        return speed / rising
+    return 0.0 if speed == 0 else math.inf
 
 
 def exact_motion(direction: int, **params: float) -> Motion:
@@ -272,8 +282,8 @@ def exact_state(t, speed: float = 5.0, **params: float) -> tuple[np.ndarray, np.
         )
     t = np.asarray(t, dtype=float)
     rising = grav * (np.sin(angle) + kinetic * np.cos(angle))
-    t_stop = speed / rising
-    d_stop = speed * t_stop / 2
+    t_stop = _stop_time(float(speed), v)
+    d_stop = speed * t_stop / 2 if math.isfinite(t_stop) else math.inf  # only used after a stop
     tau = np.clip(t, 0.0, t_stop)
     distance = speed * tau - rising * tau**2 / 2
     rate = speed - rising * tau
