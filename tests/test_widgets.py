@@ -10,6 +10,7 @@ work ``v . c`` (Eq. 18).
 from __future__ import annotations
 
 import html
+import importlib.util
 import io
 import os
 import subprocess
@@ -26,6 +27,8 @@ import pytest
 from udk_notebooks.examples import inclined_line
 from udk_notebooks.widgets import Explorer, InclinedLineExplorer, parameter_table, slider_step
 from udk_notebooks.widgets.views import fit_view, nice_step
+
+from explorer_checks import assert_data_visible, assert_same_pixels, drive, full_redraw, pixels, random_settings
 
 PARAMETER_CONTROLS = ("m", "slope", "g", "c1", "c2")
 
@@ -48,23 +51,6 @@ def arrows(explorer: InclinedLineExplorer) -> np.ndarray:
     return np.column_stack([quiver.U, quiver.V])
 
 
-def pixels(explorer: Explorer) -> np.ndarray:
-    """The RGBA pixels in the explorer's canvas buffer, shape (height, width, 4)."""
-    return np.asarray(explorer.figure.canvas.buffer_rgba()).copy()
-
-
-def full_redraw(explorer: Explorer) -> np.ndarray:
-    """The pixels of a fresh full draw of the figure in its current state."""
-    explorer.figure.canvas.draw()
-    return pixels(explorer)
-
-
-def assert_same_pixels(shown: np.ndarray, reference: np.ndarray) -> None:
-    assert shown.shape == reference.shape
-    off = np.abs(shown.astype(int) - reference.astype(int)).max(axis=-1) > 2  # a tiny tolerance per channel
-    assert np.count_nonzero(off) == 0, f"{np.count_nonzero(off)} pixels differ, e.g. at {np.argwhere(off)[:5].tolist()}"
-
-
 def png_pixels(explorer: Explorer) -> np.ndarray:
     from PIL import Image
 
@@ -80,14 +66,6 @@ def count_full_draws(explorer: Explorer) -> list:
 
 def limits(explorer: InclinedLineExplorer) -> list:
     return [(ax.get_xlim(), ax.get_ylim()) for ax in explorer._axes]
-
-
-def assert_data_visible(explorer: InclinedLineExplorer) -> None:
-    """Every interval that data_limits asks for lies inside its view."""
-    for ax, needs in explorer.data_limits(explorer.result).items():
-        for need, view in zip(needs, (ax.get_xlim(), ax.get_ylim())):
-            if need is not None:
-                assert min(view) <= min(need) and max(need) <= max(view), (ax.get_title(loc="left"), need, view)
 
 
 @pytest.fixture
@@ -321,25 +299,17 @@ def test_random_slider_combinations_never_raise(monkeypatch):
     show, canvas = explorer._show, explorer.figure.canvas
     # Rasterize only every 25th combination; the artist updates still run every time.
     monkeypatch.setattr(canvas, "draw_idle", lambda *a, **k: None)
-    monkeypatch.setattr(explorer, "_show", lambda: None)
+    monkeypatch.setattr(explorer, "_show", lambda **kwargs: None)
 
     names = [*PARAMETER_CONTROLS, "horizon"]
-    lo = np.array([explorer.controls[n].min for n in names])
-    hi = np.array([explorer.controls[n].max for n in names])
-    rng = np.random.default_rng(20050215)
-    samples = rng.uniform(lo, hi, size=(1000, len(names)))
-    samples[:6] = [lo, hi, np.where(rng.random(len(names)) < 0.5, lo, hi), lo, hi, (lo + hi) / 2]
-    samples[3, names.index("g")] = 0.0  # no gravity
-    samples[4, names.index("slope")] = 0.0  # horizontal line
-    samples[5, [names.index("g"), names.index("c1"), names.index("c2")]] = 0.0  # no force at all
-    extremes = rng.random(samples.shape) < 0.1  # and sprinkle bounds everywhere
-    samples[extremes] = np.where(rng.random(samples.shape) < 0.5, lo, hi)[extremes]
+    samples = random_settings(explorer, names, 1000, seed=20050215)
+    samples[4:7] = samples[[0, 1, 3]]  # and three special cases:
+    samples[4, names.index("g")] = 0.0  # no gravity
+    samples[5, names.index("slope")] = 0.0  # horizontal line
+    samples[6, [names.index("g"), names.index("c1"), names.index("c2")]] = 0.0  # no force at all
 
     for i, row in enumerate(samples):
-        values = dict(zip(names, row))
-        last = names[i % len(names)]
-        explorer.set(**{k: v for k, v in values.items() if k != last}, frame=int(rng.integers(0, explorer.frames)))
-        explorer.controls[last].value = values[last]  # one change through the slider callback
+        values = drive(explorer, names, row, i)
         assert explorer.error == "", (values, explorer.error)
         assert_forces_match_eq32(explorer)
         assert_data_visible(explorer)
@@ -426,7 +396,9 @@ def test_solver_error_from_a_custom_explorer():
 
 def test_ipympl_canvas_is_embedded():
     """With ``%matplotlib widget`` the explorer embeds the ipympl canvas (checked in a fresh interpreter)."""
-    pytest.importorskip("ipympl")
+    # Not importorskip: importing ipympl switches this process's pyplot backend to ipympl.
+    if importlib.util.find_spec("ipympl") is None:
+        pytest.skip("ipympl is not installed")
     code = textwrap.dedent(
         """
         import matplotlib

@@ -267,15 +267,15 @@ def exact_state(t, speed: float = 5.0, **params: float) -> tuple[np.ndarray, np.
     Raises
     ------
     ValueError
-        For ``speed < 0``, or when ``mu_s < tan(alpha) <= mu`` (no Coulomb
-        motion exists after the stop, see the module docstring).
+        For ``speed < 0``, or when ``mu_s < tan(alpha) <= mu`` with ``g > 0``
+        (no Coulomb motion exists after the stop, see the module docstring).
     """
     if speed < 0:
         raise ValueError(f"`speed` must be >= 0 (sent up the slope); got {speed!r}")
     v = parameter_values(**params)
     grav, angle, kinetic, static = v["g"], v["alpha"], v["mu"], v["mu_s"]
     holds = static >= np.tan(angle)
-    if not holds and kinetic >= np.tan(angle):
+    if grav > 0 and not holds and kinetic >= np.tan(angle):
         raise ValueError(
             f"with `mu_s` = {static:g} < tan(alpha) = {np.tan(angle):g} <= `mu` = {kinetic:g} static "
             "friction cannot hold the block and kinetic friction cannot let it slide; choose mu_s >= mu"

@@ -7,11 +7,19 @@ once (see :mod:`udk_notebooks.widgets.base`). Display one in a notebook cell::
     %matplotlib widget          # ipympl, when installed; inline works too
     from udk_notebooks.widgets import InclinedLineExplorer
     InclinedLineExplorer()
+
+The explorers: :class:`InclinedLineExplorer` (the 2005 paper's example, the
+three force terms and their virtual work), :class:`InclineFrictionExplorer`
+(Coulomb friction, stick and slip, the power theorem) and
+:class:`StabilizationExplorer` (constraint drift, Baumgarte gains and the
+stability of Euler and RK4).
 """
 
 from .base import Explorer, ParameterSpec, has_widget_canvas, parameter_table
 from .views import fit_view, nice_step, slider_step
 from .inclined_line import InclinedLineExplorer, InclinedLineResult
+from .incline_friction import InclineFrictionExplorer, InclineFrictionResult
+from .stabilization import StabilizationExplorer, StabilizationResult
 
 __all__ = [
     # base
@@ -26,4 +34,8 @@ __all__ = [
     # explorers
     "InclinedLineExplorer",
     "InclinedLineResult",
+    "InclineFrictionExplorer",
+    "InclineFrictionResult",
+    "StabilizationExplorer",
+    "StabilizationResult",
 ]
