@@ -1,8 +1,13 @@
-"""How long one slider change of the inclined-line explorer takes, from the new value to updated pixels.
+"""How long one slider change of an explorer takes, from the new value to updated pixels.
 
 Run from the repository root::
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/explorer_update.py [--changes 200] [--no-ipympl]
+        [--explorer inclined_line|incline_friction|stabilization]
+
+The target below is the inclined-line explorer's (the default); the others are
+reported against it too. The stabilization explorer integrates four runs per
+change, so give it fewer changes (``--changes 40``).
 
 Each change sets one slider from Python, as the slider's callback does, and
 times until the pixels a user sees are updated:
@@ -16,7 +21,8 @@ times until the pixels a user sees are updated:
   ``initialized`` message its canvas view sends): without one the explorer
   renders nothing, as there is nobody to send pixels to.
 
-Two workloads of ``--changes`` changes each, over the sliders m, slope, g, c1, c2:
+Two workloads of ``--changes`` changes each, over the explorer's model
+parameters (m, slope, g, c1, c2 for the inclined line):
 
 * **drag**: a student dragging a slider: runs of 5 to 20 changes of one slider in
   one direction, each 0.5 % to 2 % of its range (2 to 6 pixels of a 320-pixel
@@ -50,16 +56,25 @@ matplotlib.use("Agg")
 import numpy as np
 
 TARGET_P50 = 0.050  # seconds
-SLIDERS = ("m", "slope", "g", "c1", "c2")
 WARMUP = 10
+EXPLORERS = {
+    "inclined_line": "InclinedLineExplorer",
+    "incline_friction": "InclineFrictionExplorer",
+    "stabilization": "StabilizationExplorer",
+}
+
+
+def sliders(explorer) -> tuple[str, ...]:
+    """The sliders a workload moves: the explorer's model parameters."""
+    return tuple(explorer.parameters)
 
 
 def plan_drag(explorer, count: int, rng: np.random.Generator) -> list[tuple[str, float]]:
     """Slider drags: runs of small steps of one slider in one direction, reflected at the ends."""
-    values = {name: float(explorer.controls[name].value) for name in SLIDERS}
+    values = {name: float(explorer.controls[name].value) for name in sliders(explorer)}
     plan = []
     while len(plan) < count:
-        name = str(rng.choice(SLIDERS))
+        name = str(rng.choice(sliders(explorer)))
         slider = explorer.controls[name]
         lo, hi = slider.min, slider.max
         direction = rng.choice((-1.0, 1.0))
@@ -78,73 +93,78 @@ def plan_jump(explorer, count: int, rng: np.random.Generator) -> list[tuple[str,
     """Large jumps: a random slider to a random value of its range."""
     plan = []
     for _ in range(count):
-        name = str(rng.choice(SLIDERS))
+        name = str(rng.choice(sliders(explorer)))
         slider = explorer.controls[name]
         plan.append((name, float(rng.uniform(slider.min, slider.max))))
     return plan
 
 
-def new_explorer():
-    from udk_notebooks.widgets import InclinedLineExplorer
+def new_explorer(name: str):
+    import udk_notebooks.widgets as widgets
 
-    explorer = InclinedLineExplorer()
+    explorer = getattr(widgets, EXPLORERS[name])()
     canvas = explorer.figure.canvas
     if explorer.live_canvas:
         canvas._handle_message(canvas, {"type": "initialized"}, [])  # what a browser's canvas view sends
     return explorer
 
 
-def measure(workload: str, changes: int, seed: int, forced: bool) -> dict[str, np.ndarray]:
+def measure(name: str, workload: str, changes: int, seed: int, forced: bool) -> dict[str, np.ndarray]:
     """Seconds per change: ``update`` (the callback), ``draw`` (forced full draw, if any), ``compute``.
 
-    Also ``full``: 1 where the update drew the whole figure (a draw_event fired during it), else 0.
+    Also ``full``: 1 where the update drew the whole figure (a draw_event fired during it), else 0,
+    and ``refused``: 1 where the explorer showed a message instead (a combination the model
+    refuses; the callback still ran and the message is what the user sees).
     """
-    explorer = new_explorer()
+    explorer = new_explorer(name)
     figure = explorer.figure
     rng = np.random.default_rng(seed)
     plan = (plan_drag if workload == "drag" else plan_jump)(explorer, changes + WARMUP, rng)
     full_draws = []
     figure.canvas.mpl_connect("draw_event", lambda event: full_draws.append(1))
 
-    times = {key: [] for key in ("update", "draw", "compute", "full")}
-    for i, (name, value) in enumerate(plan):
+    times = {key: [] for key in ("update", "draw", "compute", "full", "refused")}
+    for i, (slider, value) in enumerate(plan):
         drawn = len(full_draws)
         t0 = time.perf_counter()
-        explorer.controls[name].value = value  # compute, move the artists, blit or draw, show
+        explorer.controls[slider].value = value  # compute, move the artists, blit or draw, show
         t1 = time.perf_counter()
         full = len(full_draws) > drawn
         if forced:
             figure.canvas.draw()  # a redundant full rasterization, for comparison
         t2 = time.perf_counter()
-        if explorer.error:
-            raise RuntimeError(f"the explorer reported an error for {name} = {value}: {explorer.error}")
+        refused = bool(explorer.error)
         t3 = time.perf_counter()
-        explorer.compute(**explorer.values)  # the model alone, for the breakdown
+        if not refused:
+            explorer.compute(**explorer.values)  # the model alone, for the breakdown
         t4 = time.perf_counter()
         if i >= WARMUP:
-            for key, seconds in (("update", t1 - t0), ("draw", t2 - t1), ("compute", t4 - t3), ("full", full)):
+            samples = (("update", t1 - t0), ("draw", t2 - t1), ("compute", t4 - t3), ("full", full), ("refused", refused))
+            for key, seconds in samples:
                 times[key].append(seconds)
     return {key: np.array(value, dtype=float) for key, value in times.items()}
 
 
-def report(route: str, changes: int, seed: int) -> dict[str, float]:
+def report(name: str, route: str, changes: int, seed: int) -> dict[str, float]:
     print(f"\n{route}")
     print(f"{'':>44} {'p50':>9} {'p95':>9}")
     p50s = {}
     for workload, label in (("drag", "drag (small steps)"), ("jump", "jump (random values)")):
-        shipped = measure(workload, changes, seed, forced=False)
-        forced = measure(workload, changes, seed, forced=True)
+        shipped = measure(name, workload, changes, seed, forced=False)
+        forced = measure(name, workload, changes, seed, forced=True)
         ms = lambda values: np.percentile(1e3 * values, [50, 95])  # noqa: E731
         full = int(shipped["full"].sum())
         rows = [
             (f"{label}: update as shipped", ms(shipped["update"])),
-            ("  model compute alone", ms(shipped["compute"])),
+            ("  model compute alone", ms(shipped["compute"][shipped["refused"] == 0])),
             ("  update + forced full fig.canvas.draw()", ms(forced["update"] + forced["draw"])),
             ("  forced full fig.canvas.draw() alone", ms(forced["draw"])),
         ]
-        for name, (p50, p95) in rows:
-            print(f"{name:>44} {p50:7.1f}ms {p95:7.1f}ms")
+        for row, (p50, p95) in rows:
+            print(f"{row:>44} {p50:7.1f}ms {p95:7.1f}ms")
         print(f"{'':>44} full draws in the shipped updates: {full}/{changes} (blits otherwise)")
+        if shipped["refused"].any():
+            print(f"{'':>44} refused combinations (message shown): {int(shipped['refused'].sum())}/{changes}")
         p50s[workload] = float(np.percentile(shipped["update"], 50))
     return p50s
 
@@ -161,18 +181,20 @@ def main(argv=None) -> None:
     parser.add_argument("--changes", type=int, default=200, help="slider changes per workload (default 200)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-ipympl", action="store_true", help="time the Agg route only")
+    parser.add_argument("--explorer", choices=sorted(EXPLORERS), default="inclined_line")
     args = parser.parse_args(argv)
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"InclinedLineExplorer: one slider change -> updated pixels, {args.changes} changes per workload")
+    print(f"{EXPLORERS[args.explorer]}: one slider change -> updated pixels, {args.changes} changes per workload")
     print(f"python {platform.python_version()}, matplotlib {matplotlib.__version__}, {os.cpu_count()} cpu(s), "
           f"load average {load:.2f} at start, OPENBLAS_NUM_THREADS=1")
 
-    verdicts = [("Agg", report("Agg backend (PNG route: blit or draw, then encode the PNG)", args.changes, args.seed))]
+    agg = "Agg backend (PNG route: blit or draw, then encode the PNG)"
+    verdicts = [("Agg", report(args.explorer, agg, args.changes, args.seed))]
     if not args.no_ipympl and importlib.util.find_spec("ipympl"):
         matplotlib.use("module://ipympl.backend_nbagg")
-        verdicts.append(("ipympl", report("ipympl canvas, headless, browser simulated (blit or draw, diff PNG sent)",
-                                          args.changes, args.seed)))
+        live = "ipympl canvas, headless, browser simulated (blit or draw, diff PNG sent)"
+        verdicts.append(("ipympl", report(args.explorer, live, args.changes, args.seed)))
     print()
     for route, p50s in verdicts:
         verdict(route, p50s)

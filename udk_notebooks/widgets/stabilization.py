@@ -122,7 +122,8 @@ class StabilizationExplorer(Explorer):
     ----------
     **kwargs
         Passed to :class:`~udk_notebooks.widgets.base.Explorer`
-        (``frames``, ``continuous_update``, ``title``).
+        (``frames``, ``continuous_update``, ``title``). Sliders update on
+        release unless ``continuous_update=True``.
 
     Examples
     --------
@@ -140,6 +141,9 @@ class StabilizationExplorer(Explorer):
     horizon: tuple = (5.0, (1.0, 20.0), "simulated time span, in seconds")
 
     def __init__(self, **kwargs):
+        # Four integrations per change take 0.1-0.3 s (benchmarks/explorer_update.py --explorer
+        # stabilization): recompute when a slider is released, not at every step of a drag.
+        kwargs.setdefault("continuous_update", False)
         kwargs.setdefault("title", "Drift of the Cartesian pendulum, with and without Baumgarte stabilization "
                                    "(Baumgarte 1972; Beshaw 2014, Theorems 1-2)")
         super().__init__(self.simulate, self.table, extra={"horizon": self.horizon}, **kwargs)
