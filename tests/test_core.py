@@ -251,7 +251,6 @@ def test_gauss_minimum_route_equals_eq7_term_by_term(prob):
     np.testing.assert_array_equal(term_by_term.nonideal, np.zeros(n))
 
 
-
 @SETTINGS
 @example(prob={"seed": 181, "n": 6, "m": 6, "extra": 0, "log10_cond": 6.0})
 @example(prob={"seed": 139, "n": 2, "m": 2, "extra": 0, "log10_cond": 6.0})
@@ -508,8 +507,6 @@ def test_lagrange_multipliers_agree_with_udwadia_kalaba(prob, data):
     assert_close(qdd, motion.qdd, np.linalg.norm(motion.qdd), rtol=1e-8)
     assert_close(A.T @ lam, motion.ideal, np.linalg.norm(motion.ideal) + np.linalg.norm(Q), rtol=1e-8)
     assert_close(M @ qdd, Q + A.T @ lam, np.linalg.norm(M) * np.linalg.norm(qdd) + np.linalg.norm(Q), rtol=1e-8)
-
-
 
 
 @pytest.mark.parametrize("mass", [1e6, 1e8])
