@@ -412,10 +412,10 @@ def _sample(cm, p, times, states, modes_log, method, stab) -> Trajectory:
     power = {k: np.empty(N) for k in ("nonconservative", "ideal", "nonideal", "explicit_time")}
     for j, (t, y, modes) in enumerate(zip(times, states, modes_log)):
         q, qd = y[:n], y[n:]
-        motion = _Segment(cm, p, modes, stab).motion(t, y)[0]
+        phi[j], vel[j] = residuals = cm.residuals(t, q, qd, p)
+        motion = cm.solve_modes(t, q, qd, p, modes, None if stab is None else stab.correction(*residuals))[0]
         out["qdd"][j], out["impressed"][j] = motion.qdd, motion.impressed
         out["ideal"][j], out["nonideal"][j] = motion.ideal, motion.nonideal
-        phi[j], vel[j] = cm.residuals(t, q, qd, p)
         energy[j] = cm.energy(t, q, qd, p)
         force_nc, explicit = cm.powers_data(t, q, qd, p)
         power["nonconservative"][j] = np.asarray(force_nc, dtype=float) @ qd

@@ -88,6 +88,13 @@ def _check_count(value, name: str) -> int:
 
 
 def _check_residuals(phi, velocity, m: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    if (
+        isinstance(phi, np.ndarray) and isinstance(velocity, np.ndarray)  # the fast path of simulations
+        and phi.ndim == velocity.ndim == 1 and phi.dtype == velocity.dtype == np.float64
+        and phi.shape[0] <= velocity.shape[0] and (m is None or velocity.shape[0] == m)
+        and np.isfinite(phi).all() and np.isfinite(velocity).all()
+    ):
+        return phi, velocity
     phi = as_finite_array(phi, "phi", 1)
     velocity = as_finite_array(velocity, "velocity", 1)
     if velocity.shape[0] < phi.shape[0] or (m is not None and velocity.shape != (m,)):
