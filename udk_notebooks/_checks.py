@@ -6,6 +6,8 @@ style of :mod:`scipy.integrate`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 SYMMETRY_RTOL = 1e-10
@@ -28,6 +30,17 @@ def as_finite_array(value, name: str, ndim: int) -> np.ndarray:
             "check the model's parameters and state"
         )
     return arr
+
+
+def finite_float(value, what: str) -> float:
+    """``value`` as a finite float, or a ValueError that starts with ``what`` (e.g. "parameter `m`")."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise ValueError(f"{what} must be a finite number; got {value!r}")
+    return number
 
 
 def check_mass_matrix(M) -> np.ndarray:

@@ -19,13 +19,14 @@ fields are sympy matrices in the generalized coordinates ``q(t)``:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping, Sequence
 
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols, vlatex
+
+from ._checks import finite_float
 
 __all__ = ["CoulombFriction", "Model"]
 
@@ -194,15 +195,11 @@ class Model:
         # its assumptions (Symbol("m", positive=True) is not Symbol("m")).
         inputs = [kinetic, potential, dissipation, forces, nonideal, *self.holonomic, *self.nonholonomic]
         by_name = {s.name: s for e in inputs for s in sm.sympify(e).free_symbols}
-        params = {}
-        for key, value in dict(self.parameters).items():
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                number = math.nan
-            if not math.isfinite(number):
-                raise ValueError(f"`parameters`: the default of `{key}` must be a finite number; got {value!r}")
-            params[by_name.get(key, sm.Symbol(key)) if isinstance(key, str) else key] = number
+        params = {
+            (by_name.get(key, sm.Symbol(key)) if isinstance(key, str) else key):
+                finite_float(value, f"`parameters`: the default of `{key}`")
+            for key, value in dict(self.parameters).items()
+        }
         object.__setattr__(self, "parameters", params)
 
         # Differentiate in plain placeholder symbols: sympy differentiates with respect to

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Mapping
 
 import sympy as sm
+
+from .._checks import finite_float
 
 __all__ = ["Parameter", "defaults"]
 
@@ -28,13 +29,7 @@ def defaults(table: Mapping[str, Parameter], overrides: Mapping[str, float]) -> 
         raise ValueError(
             f"unknown parameter(s) {', '.join(sorted(unknown))}; this example has {', '.join(table)}"
         )
-    values = {}
-    for name, row in table.items():
-        try:
-            value = float(overrides.get(name, row.default))
-        except (TypeError, ValueError):
-            value = math.nan
-        if not math.isfinite(value):
-            raise ValueError(f"parameter `{name}` ({row.description}) must be a finite number; got {overrides[name]!r}")
-        values[row.symbol] = value
-    return values
+    return {
+        row.symbol: finite_float(overrides.get(name, row.default), f"parameter `{name}` ({row.description})")
+        for name, row in table.items()
+    }

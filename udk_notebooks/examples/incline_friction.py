@@ -200,12 +200,16 @@ def stop_time(speed: float = 5.0, **params: float) -> float:
     ``t_stop = v0 / (g (sin alpha + mu cos alpha))``, or ``inf`` when
     ``g = 0`` and the block never slows down.
     """
-    return _stop_time(float(speed), parameter_values(**params))
+    return _stop_time(float(speed), _deceleration(parameter_values(**params)))
 
 
-def _stop_time(speed: float, v: dict) -> float:
-    """``v0 / (g (sin alpha + mu cos alpha))``; infinite when nothing slows the block (``g = 0``)."""
-    rising = v["g"] * (np.sin(v["alpha"]) + v["mu"] * np.cos(v["alpha"]))
+def _deceleration(v: dict) -> float:
+    """``g (sin alpha + mu cos alpha)``: the deceleration while sliding up the slope."""
+    return v["g"] * (np.sin(v["alpha"]) + v["mu"] * np.cos(v["alpha"]))
+
+
+def _stop_time(speed: float, rising: float) -> float:
+    """``speed / rising``; infinite when nothing slows the block (``g = 0``)."""
     if rising > 0:
         return speed / rising
     return 0.0 if speed == 0 else math.inf
@@ -281,8 +285,8 @@ def exact_state(t, speed: float = 5.0, **params: float) -> tuple[np.ndarray, np.
             "friction cannot hold the block and kinetic friction cannot let it slide; choose mu_s >= mu"
         )
     t = np.asarray(t, dtype=float)
-    rising = grav * (np.sin(angle) + kinetic * np.cos(angle))
-    t_stop = _stop_time(float(speed), v)
+    rising = _deceleration(v)
+    t_stop = _stop_time(float(speed), rising)
     d_stop = speed * t_stop / 2 if math.isfinite(t_stop) else math.inf  # only used after a stop
     tau = np.clip(t, 0.0, t_stop)
     distance = speed * tau - rising * tau**2 / 2
