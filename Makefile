@@ -1,6 +1,8 @@
 # udk-notebooks developer tasks. Needs python3 (3.10+) and make; no desktop.
 #   make test [PYTEST_ARGS='-m "not slow"']   run the test suite in .venv
 #   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on lessons/ (prints its URL)
+#   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
+#   make site                                 the lessons executed, as a static HTML site in build/site
 
 PYTHON      ?= python3
 VENV        ?= .venv
@@ -9,10 +11,11 @@ PIP         := $(VPY) -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
 LAB_IP      ?= 127.0.0.1
 LAB_PORT    ?= 8888
+APP_PORT    ?= 8866
 # jupyter refuses to start as root without --allow-root.
 LAB_ROOT    := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: venv test lab clean distclean
+.PHONY: venv test lab app site clean distclean
 
 venv: $(VPY)
 
@@ -28,6 +31,17 @@ lab: venv
 	$(PIP) install --quiet -e .
 	$(VENV)/bin/jupyter lab --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) $(LAB_ROOT) \
 		--ServerApp.root_dir=lessons
+
+app: venv
+	$(PIP) install --quiet -e '.[app]'
+	$(VPY) -m udk_notebooks.app build/app
+	@echo "== the gallery: http://$(LAB_IP):$(APP_PORT)/voila/render/00_gallery.ipynb"
+	$(VENV)/bin/voila build/app --no-browser --Voila.ip=$(LAB_IP) --port=$(APP_PORT)
+
+site: venv
+	$(PIP) install --quiet -e '.[site]'
+	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.site build/site
+	@echo "== open build/site/index.html, or serve it: $(VPY) -m http.server -d build/site"
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .hypothesis test-artifacts
