@@ -15,6 +15,7 @@ from .core import (
     udwadia_kalaba,
     virtual_displacements,
 )
+from .drawing import Mechanism, MechanismAnimation, animate, draw_mechanism
 from .errors import (
     ConstraintViolationError,
     InconsistentConstraintsError,
@@ -59,6 +60,11 @@ __all__ = [
     "Trajectory",
     "simulate",
     "project_initial_state",
+    # drawing
+    "Mechanism",
+    "MechanismAnimation",
+    "animate",
+    "draw_mechanism",
     # errors
     "ConstraintViolationError",
     "InconsistentConstraintsError",

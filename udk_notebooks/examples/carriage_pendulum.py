@@ -85,6 +85,7 @@ __all__ = [
     "normal_mode_frequencies",
     "to_cartesian",
     "to_minimal",
+    "mechanism",
 ]
 
 xc, x, y, phi = dynamicsymbols("x_c x y phi")
@@ -253,3 +254,46 @@ def normal_mode_frequencies(**params: float) -> tuple[float, float]:
     root = math.sqrt(b * b - 4 * a * c)
     low, high = 2 * c / (b + root), (b + root) / (2 * a)  # the smaller root in the cancellation-free form
     return math.sqrt(low), math.sqrt(high)
+
+
+def mechanism(coordinates: str = "cartesian", **params: float):
+    """How the carriage pendulum looks: wall, spring, carriage on its rail, string and ball.
+
+    Parameters
+    ----------
+    coordinates : {"cartesian", "minimal"}
+        The model drawn: :func:`model` ``(x_c, x, y)``, whose force entries are forces on the
+        carriage (along x) and on the ball (the string's pull is the ideal force there), or
+        :func:`minimal_model` ``(x_c, phi)``, drawn without force arrows.
+    **params : float
+        Parameter values by name (``l``).
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+    """
+    from ..drawing import Block, ForceSite, Guide, Joint, Mechanism, Rod, Spring
+
+    if coordinates not in ("cartesian", "minimal"):
+        raise ValueError(f"`coordinates` must be 'cartesian' or 'minimal'; got {coordinates!r}")
+    length = float(defaults(PARAMETERS, params)[l])
+    wall = -1.2  # metres: where the spring is fixed (unstretched at x_c = 0)
+    height = 0.2 * max(length, 0.5)
+
+    def ball(q, t):
+        if coordinates == "cartesian":
+            return q[1:3]
+        return np.array([q[0] + length * np.sin(q[1]), -length * np.cos(q[1])])
+
+    return Mechanism(
+        joints=[Joint("wall", lambda q, t: (wall, 0.0), style="hidden"),
+                Joint("carriage", lambda q, t: (q[0], 0.0), style="pin", size=6),
+                Joint("ball", ball, size=10)],
+        parts=[Spring("wall", "carriage", coils=8, width=0.5 * height),
+               Block("carriage", 2.0 * height, height), Rod("carriage", "ball", width=1.5)],
+        guides=[Guide(lambda t: np.array([[wall, -0.5 * height], [1e3, -0.5 * height]]), style="ground", label="rail"),
+                Guide(lambda t: np.array([[wall, -0.5 * height], [wall, 1.5 * height]]), style="ground", label="wall")],
+        forces=[ForceSite("carriage", (0, None)), ForceSite("ball", (1, 2))] if coordinates == "cartesian" else [],
+        trace="ball",
+        name="pendulum on a sprung carriage",
+    )

@@ -85,6 +85,7 @@ __all__ = [
     "n_link_chain",
     "pendulum_initial_state",
     "small_angle_state",
+    "mechanism",
 ]
 
 m, l, g = sm.symbols("m l g", real=True)
@@ -314,3 +315,35 @@ def chain_to_angles(q, qd) -> tuple[np.ndarray, np.ndarray]:
     dv = np.diff(np.concatenate([zero, velocities], axis=-2), axis=-2)
     dx, dy, dvx, dvy = d[..., 0], d[..., 1], dv[..., 0], dv[..., 1]
     return np.arctan2(dx, -dy), (dx * dvy - dy * dvx) / (dx**2 + dy**2)
+
+
+def mechanism(N: int = 1, **params: float):
+    """How the chain looks: the fixed pin, ``N`` links and ``N`` point masses with their forces.
+
+    Parameters
+    ----------
+    N : int, optional
+        Number of links (1: :func:`cartesian_pendulum`; otherwise :func:`n_link_chain`).
+    **params : float
+        Parameter values by name (unused: the links' lengths are in the coordinates).
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+        Force sites: every mass, forces ``(x_i, y_i)``.
+    """
+    from ..drawing import ForceSite, Joint, Mechanism, Rod
+
+    N = _check_links(N)
+    _values(params)
+    joints = [Joint("O", lambda q, t: (0.0, 0.0), style="fixed", size=10)]
+    for i in range(N):
+        joints.append(Joint(f"P{i + 1}", lambda q, t, i=i: q[2 * i:2 * i + 2], size=7 if N > 8 else 9))
+    names = [j.name for j in joints]
+    return Mechanism(
+        joints=joints,
+        parts=[Rod(a, b, width=2.5) for a, b in zip(names, names[1:])],
+        forces=[ForceSite(f"P{i + 1}", (2 * i, 2 * i + 1)) for i in range(N)],
+        trace=names[-1],
+        name=f"chain of {N} link{'s' if N > 1 else ''}",
+    )

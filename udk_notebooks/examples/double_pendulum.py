@@ -107,6 +107,7 @@ __all__ = [
     "model",
     "to_cartesian",
     "to_minimal",
+    "mechanism",
 ]
 
 theta, phi = dynamicsymbols("theta phi")
@@ -279,3 +280,58 @@ def to_minimal(q, qd) -> tuple[np.ndarray, np.ndarray]:
     """
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     return q[..., [2, 5]], qd[..., [2, 5]]
+
+
+def mechanism(coordinates: str = "minimal", bodies: str = "rods", **params: float):
+    """How the double pendulum looks: pins, links and bodies, and (Cartesian) the forces on each body.
+
+    Parameters
+    ----------
+    coordinates : {"minimal", "cartesian"}
+        The model drawn: :func:`minimal_model` ``(theta, phi)`` or :func:`cartesian_model`
+        ``(x1, y1, theta, x2, y2, phi)``. Only Cartesian force entries are forces on points,
+        so only the Cartesian mechanism has force sites (the centres of mass): there the ideal
+        force on each body is its joint reaction.
+    bodies : {"rods", "points"}
+    **params : float
+        Parameter values by name (``l1``, ``l2``).
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+    """
+    from ..drawing import ForceSite, Joint, Mechanism, Rod
+
+    if coordinates not in ("minimal", "cartesian"):
+        raise ValueError(f"`coordinates` must be 'minimal' or 'cartesian'; got {coordinates!r}")
+    bodies = _check_bodies(bodies)
+    v = {s.name: val for s, val in defaults(PARAMETERS, params).items()}
+    length1, length2 = v["l1"], v["l2"]
+    i_theta, i_phi = (0, 1) if coordinates == "minimal" else (2, 5)
+
+    def pin_a(q, t):
+        return length1 * np.array([np.sin(q[i_theta]), -np.cos(q[i_theta])])
+
+    def end_b(q, t):
+        return pin_a(q, t) + length2 * np.array([np.sin(q[i_phi]), -np.cos(q[i_phi])])
+
+    share = 0.5 if bodies == "rods" else 1.0
+    joints = [
+        Joint("O", lambda q, t: (0.0, 0.0), style="fixed", size=10),
+        Joint("A", pin_a, style="pin" if bodies == "rods" else "body"),
+        Joint("B", end_b, style="hidden" if bodies == "rods" else "body"),
+    ]
+    forces = []
+    if bodies == "rods":
+        joints += [Joint("c1", lambda q, t: share * pin_a(q, t), size=6),
+                   Joint("c2", lambda q, t: pin_a(q, t) + share * (end_b(q, t) - pin_a(q, t)), size=6)]
+    if coordinates == "cartesian":
+        centre1, centre2 = ("c1", "c2") if bodies == "rods" else ("A", "B")
+        forces = [ForceSite(centre1, (0, 1)), ForceSite(centre2, (3, 4))]
+    return Mechanism(
+        joints=joints,
+        parts=[Rod("O", "A", width=4.0), Rod("A", "B", width=4.0)],
+        forces=forces,
+        trace="B",
+        name=f"double pendulum of {bodies}, {coordinates} coordinates",
+    )

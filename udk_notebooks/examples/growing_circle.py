@@ -75,7 +75,7 @@ from sympy.physics.mechanics import dynamicsymbols
 from ..model import TIME, Model
 from ._parameters import Parameter, defaults
 
-__all__ = ["PARAMETERS", "exact_ideal_force", "exact_state", "initial_state", "model", "radius"]
+__all__ = ["PARAMETERS", "exact_ideal_force", "exact_state", "initial_state", "model", "radius", "mechanism"]
 
 x, y = dynamicsymbols("x y")
 m, g, a, R0 = sm.symbols("m g a R0", real=True)
@@ -206,3 +206,29 @@ def exact_ideal_force(
     v, hbar, now, theta = _angles(t, theta0, speed, t0, params)
     radial = np.stack([np.cos(theta), np.sin(theta)], axis=-1)
     return (-v["m"] * hbar**2 / now**3)[..., None] * radial
+
+
+def mechanism(**params: float):
+    """How the point on the growing circle looks: the circle at each instant, the point and its forces.
+
+    Parameters
+    ----------
+    **params : float
+        Parameter values by name (``a`` and ``R0`` set the radius ``R(t)``).
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+        Force site: the particle, forces ``(x, y)``; the circle is a moving guide.
+    """
+    from ..drawing import ForceSite, Guide, Joint, Mechanism
+
+    circle = np.linspace(0.0, 2.0 * np.pi, 181)
+    unit = np.column_stack([np.cos(circle), np.sin(circle)])
+    return Mechanism(
+        joints=[Joint("centre", lambda q, t: (0.0, 0.0), style="pin", size=5), Joint("particle", lambda q, t: q[:2])],
+        guides=[Guide(lambda t: float(radius(t, **params)) * unit, moving=True, label="circle R(t)")],
+        forces=[ForceSite("particle", (0, 1))],
+        trace="particle",
+        name="point on a circle of growing radius",
+    )

@@ -103,6 +103,7 @@ __all__ = [
     "model",
     "parameter_values",
     "stop_time",
+    "mechanism",
 ]
 
 x, y = dynamicsymbols("x y")
@@ -298,3 +299,33 @@ def exact_state(t, speed: float = 5.0, **params: float) -> tuple[np.ndarray, np.
         rate = np.where(t > t_stop, -falling * after, rate)
     tangent = _tangent(angle)
     return distance[..., None] * tangent, rate[..., None] * tangent
+
+
+def mechanism(**params: float):
+    """How the block on the rough incline looks: the slope, the block, the forces at its contact.
+
+    Parameters
+    ----------
+    **params : float
+        Parameter values by name (only ``alpha`` matters).
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+        Force site: the contact point ``(x, y)``; the block is drawn above it.
+    """
+    from ..drawing import Block, ForceSite, Guide, Joint, Mechanism
+
+    angle = parameter_values(**params)["alpha"]
+    tangent, normal = _tangent(angle), np.array([-np.sin(angle), np.cos(angle)])
+    size = 0.3  # metres: the block's length along the slope
+    reach = 1e3
+    return Mechanism(
+        joints=[Joint("contact", lambda q, t: q[:2], style="hidden"),
+                Joint("block", lambda q, t: q[:2] + 0.3 * size * normal, style="hidden")],
+        parts=[Block("block", size, 0.6 * size, angle)],
+        guides=[Guide(lambda t: np.array([-reach * tangent, reach * tangent]), style="ground", label="incline")],
+        forces=[ForceSite("contact", (0, 1))],
+        trace="contact",
+        name="block on a rough incline",
+    )

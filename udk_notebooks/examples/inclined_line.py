@@ -33,7 +33,7 @@ from ..core import Motion
 from ..model import Model
 from ._parameters import Parameter, defaults
 
-__all__ = ["PARAMETERS", "exact_motion", "exact_state", "initial_state", "model"]
+__all__ = ["PARAMETERS", "exact_motion", "exact_state", "initial_state", "model", "mechanism"]
 
 x1, x2 = dynamicsymbols("x1 x2")
 m, g, k, c1, c2 = sm.symbols("m g k c1 c2", real=True)
@@ -89,3 +89,31 @@ def exact_state(t, q0, qd0, **params: float) -> tuple[np.ndarray, np.ndarray]:
     t = np.asarray(t, dtype=float)[:, None]
     acc = exact_motion(**params).qdd
     return np.asarray(q0) + np.asarray(qd0) * t + acc * t**2 / 2, np.asarray(qd0) + acc * t
+
+
+def mechanism(**params: float):
+    """How the particle on the line looks: the line, the particle, the forces on it.
+
+    Parameters
+    ----------
+    **params : float
+        Parameter values by name (only ``k``, the slope, matters).
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+        Force site: the particle, forces ``(x1, x2)``.
+    """
+    from ..drawing import ForceSite, Guide, Joint, Mechanism
+
+    slope = float(defaults(PARAMETERS, params)[k])
+    reach = 1e3  # a long segment stands for the whole line; the view clips it
+    return Mechanism(
+        joints=[Joint("particle", lambda q, t: q[:2])],
+        guides=[Guide(lambda t: np.array([[-reach, -slope * reach], [reach, slope * reach]]), label="line")],
+        forces=[ForceSite("particle", (0, 1))],
+        trace="particle",
+        name="particle on the line k x1 - x2 = 0",
+        xlabel="$x_1$ (m)",
+        ylabel="$x_2$ (m)",
+    )

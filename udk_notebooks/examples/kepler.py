@@ -111,6 +111,7 @@ __all__ = [
     "orbit_radius",
     "orbital_energy",
     "perihelion",
+    "mechanism",
 ]
 
 x, y = dynamicsymbols("x y")
@@ -301,3 +302,33 @@ def exact_state(t, **params: float) -> tuple[np.ndarray, np.ndarray]:
     q = np.stack([-px, -turn * py], axis=-1)
     qd = np.stack([-vx, -turn * vy], axis=-1)
     return q, qd
+
+
+def mechanism(**params: float):
+    """How the inverse Kepler problem looks: the focus, the orbit, the particle and its forces.
+
+    Parameters
+    ----------
+    **params : float
+        Parameter values by name (``epsilon`` and ``ell`` shape the orbit).
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+        Force site: the particle, forces ``(x, y)``.
+    """
+    from ..drawing import ForceSite, Guide, Joint, Mechanism
+
+    v = _values(params)
+    # The orbit r = ell / (1 - epsilon cos theta); an open branch is drawn out to 6 ell.
+    theta = np.linspace(-np.pi, np.pi, 721)
+    radius = orbit_radius(theta, **params)
+    keep = np.isfinite(radius) & (radius <= 6.0 * v["ell"])
+    orbit = np.column_stack([radius * np.cos(theta), radius * np.sin(theta)])[keep]
+    return Mechanism(
+        joints=[Joint("focus", lambda q, t: (0.0, 0.0), style="pin"), Joint("particle", lambda q, t: q[:2])],
+        guides=[Guide(lambda t: orbit, label="orbit")],
+        forces=[ForceSite("particle", (0, 1))],
+        trace="particle",
+        name="inverse Kepler problem",
+    )

@@ -100,6 +100,7 @@ __all__ = [
     "figure3",
     "initial_state",
     "model",
+    "mechanism",
 ]
 
 x, y, phi, theta = dynamicsymbols("x y phi theta")
@@ -327,3 +328,34 @@ def figure3(
         ax.set_title(f"drift of the x constraint, step {step:g}, K = -{gain:g} I")
         ax.legend()
     return data
+
+
+def mechanism(**params: float):
+    """The rolling disk seen from above: its contact path and the disk, edge on, along its heading.
+
+    Parameters
+    ----------
+    **params : float
+        Parameter values by name (``r`` sets the drawn disk's length).
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+        Force site: the contact point, forces along ``(x, y)`` (the rolling constraint's
+        sideways force is the ideal one there).
+    """
+    from ..drawing import ForceSite, Joint, Mechanism, Rod
+
+    radius = float(defaults(PARAMETERS, params)[r])
+
+    def rim(sign):
+        return lambda q, t: q[:2] + sign * radius * np.array([np.sin(q[3]), -np.cos(q[3])])
+
+    return Mechanism(
+        joints=[Joint("contact", lambda q, t: q[:2], size=5), Joint("front", rim(1.0), style="hidden"),
+                Joint("back", rim(-1.0), style="hidden")],
+        parts=[Rod("back", "front", width=5.0)],
+        forces=[ForceSite("contact", (0, 1))],
+        trace="contact",
+        name="vertical rolling disk, top view",
+    )

@@ -107,6 +107,7 @@ __all__ = [
     "minimal_energy",
     "model",
     "state_from_angle",
+    "mechanism",
 ]
 
 u, w, x, y = dynamicsymbols("u w x y")
@@ -218,3 +219,34 @@ def minimal_energy(theta, theta_dot, **params: float) -> np.ndarray:
     theta = np.asarray(theta, dtype=float)
     inertia = mass * length**2 * ((1 - frac) ** 2 * np.sin(theta) ** 2 + frac**2 * np.cos(theta) ** 2)
     return inertia * np.asarray(theta_dot) ** 2 / 2 + mass * v["g"] * frac * length * np.sin(theta)
+
+
+def mechanism(**params: float):
+    """How the trammel looks: two sliders on their rails, the bar between them, the bob on the bar.
+
+    Parameters
+    ----------
+    **params : float
+        Parameter values by name (``l`` sets the rails' and sliders' size).
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+        Force sites: slider A (``u``, along x), slider B (``w``, along y) and the bob ``(x, y)``.
+    """
+    from ..drawing import Block, ForceSite, Guide, Joint, Mechanism, Rod
+
+    length = _values(params)["l"]
+    size = 0.12 * length
+    reach = 1.3 * length
+    return Mechanism(
+        joints=[Joint("A", lambda q, t: (q[0], 0.0), style="pin", size=5),
+                Joint("B", lambda q, t: (0.0, q[1]), style="pin", size=5),
+                Joint("bob", lambda q, t: q[2:4], size=10)],
+        parts=[Block("A", 1.6 * size, size), Block("B", size, 1.6 * size), Rod("A", "B", width=2.5)],
+        guides=[Guide(lambda t: np.array([[-reach, 0.0], [reach, 0.0]]), label="rail of A"),
+                Guide(lambda t: np.array([[0.0, -reach], [0.0, reach]]), label="rail of B")],
+        forces=[ForceSite("A", (0, None)), ForceSite("B", (None, 1)), ForceSite("bob", (2, 3))],
+        trace="bob",
+        name="elliptic trammel",
+    )

@@ -1,0 +1,173 @@
+"""The drawing layer: every catalogue system draws, animates and exports; arrows are the solver's forces."""
+
+from __future__ import annotations
+
+import re
+
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.animation import writers
+from PIL import Image
+
+import udk_notebooks as udk
+from udk_notebooks.drawing import ForceSite, Joint, Mechanism, MechanismView, Rod
+from udk_notebooks.examples import (
+    carriage_pendulum,
+    chain,
+    double_pendulum,
+    growing_circle,
+    incline_friction,
+    inclined_line,
+    kepler,
+    rolling_disk,
+    singular_mass,
+)
+from udk_notebooks.plotting import plot_phase
+
+matplotlib.use("Agg")
+
+
+def _run(model, q0, qd0, horizon=1.0, steps=40):
+    return udk.simulate(model, (0.0, horizon), q0, qd0, method="rk4", step=horizon / steps)
+
+
+def _systems():
+    dp_q, dp_qd = double_pendulum.initial_state()
+    dp_cq, dp_cqd = double_pendulum.to_cartesian(dp_q, dp_qd)
+    return {
+        "inclined_line": (inclined_line.model(k=2.0), *inclined_line.initial_state(k=2.0), inclined_line.mechanism(k=2.0)),
+        "incline_friction": (incline_friction.model(), *incline_friction.initial_state(), incline_friction.mechanism()),
+        "kepler": (kepler.model(), *kepler.initial_state(), kepler.mechanism()),
+        "rolling_disk": (rolling_disk.model(), *rolling_disk.initial_state(), rolling_disk.mechanism()),
+        "double_pendulum": (double_pendulum.minimal_model(), dp_q, dp_qd, double_pendulum.mechanism()),
+        "double_pendulum_cartesian": (double_pendulum.cartesian_model(), dp_cq, dp_cqd,
+                                      double_pendulum.mechanism("cartesian")),
+        "carriage_pendulum": (carriage_pendulum.model(F0=3.0), *carriage_pendulum.initial_state(),
+                              carriage_pendulum.mechanism()),
+        "growing_circle": (growing_circle.model(), *growing_circle.initial_state(), growing_circle.mechanism()),
+        "singular_mass": (singular_mass.model(), *singular_mass.initial_state(), singular_mass.mechanism()),
+        "chain": (chain.n_link_chain(4), *chain.chain_initial_state(4), chain.mechanism(4)),
+    }
+
+
+SYSTEMS = _systems()
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {name: (_run(*row[:3]), row[3]) for name, row in SYSTEMS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_every_system_draws_with_the_solvers_forces(runs, name):
+    trajectory, mechanism = runs[name]
+    index = len(trajectory.t) // 2
+    view = udk.draw_mechanism(trajectory, mechanism, index=index)
+    where = mechanism.positions(trajectory.q[index], trajectory.t[index])
+    # Each joint marker sits where the description puts it.
+    for joint, marker in view._joints:
+        np.testing.assert_allclose(np.ravel(marker.get_data()), where[joint.name], atol=1e-12)
+    # Each arrow runs from its site along the solver's force, times the one scale of the run.
+    for site, row in zip(mechanism.forces, view._arrows):
+        for kind, (arrow, _text) in zip(("impressed", "ideal", "nonideal"), row):
+            expected = view.force_scale * site.pick(getattr(trajectory, kind)[index])
+            start, end = (np.asarray(p) for p in arrow._posA_posB)
+            np.testing.assert_allclose(start, where[site.at], atol=1e-12)
+            np.testing.assert_allclose(end - start, expected, atol=1e-12)
+    # Every joint and arrow tip of the run lies inside the view.
+    (x0, x1), (y0, y1) = view.ax.get_xlim(), view.ax.get_ylim()
+    points = view._all_points(trajectory)
+    assert np.all((points[:, 0] >= x0) & (points[:, 0] <= x1) & (points[:, 1] >= y0) & (points[:, 1] <= y1))
+
+
+def test_nonideal_force_of_the_2005_example_is_drawn(runs):
+    trajectory, mechanism = runs["inclined_line"]
+    view = udk.draw_mechanism(trajectory, mechanism, index=0)
+    arrow = view._arrows[0][2][0]
+    start, end = (np.asarray(p) for p in arrow._posA_posB)
+    # Eq. (32): F^C = (1, 2) for k = 2 and c = (1, 2); its arrow is visible and points that way.
+    assert arrow.get_visible()
+    np.testing.assert_allclose((end - start) / view.force_scale, [1.0, 2.0], atol=1e-9)
+
+
+def test_animation_exports(runs, tmp_path):
+    trajectory, mechanism = runs["double_pendulum_cartesian"]
+    animation = udk.animate(trajectory, mechanism, frames=12)
+    html = animation.to_jshtml()
+    assert len(re.findall(r'frames\[\d+\] = "data:image/png;base64,', html)) == 12
+    assert "frames[0]" in animation._repr_html_()
+    gif = animation.save_gif(tmp_path / "run.gif")
+    with Image.open(gif) as image:
+        assert image.n_frames == 12
+    if writers.is_available("ffmpeg"):
+        mp4 = tmp_path / "run.mp4"
+        animation.save_mp4(mp4)
+        assert mp4.stat().st_size > 1000
+    else:
+        with pytest.raises(RuntimeError, match="ffmpeg"):
+            animation.save_mp4(tmp_path / "run.mp4")
+
+
+def test_default_animation_stays_small(runs):
+    trajectory, mechanism = runs["chain"]
+    html = udk.animate(trajectory, mechanism).to_jshtml()
+    assert len(html) < 3e6, f"a default animation should stay under a few MB; got {len(html) / 1e6:.1f} MB"
+
+
+def test_bad_input_names_the_argument(runs):
+    trajectory, mechanism = runs["kepler"]
+    with pytest.raises(ValueError, match="`frames`"):
+        udk.animate(trajectory, mechanism, frames=1)
+    with pytest.raises(ValueError, match="`frames`"):
+        udk.animate(trajectory, mechanism, frames="a")
+    with pytest.raises(ValueError, match="`duration`"):
+        udk.animate(trajectory, mechanism, duration=float("nan"))
+    with pytest.raises(TypeError, match="`mechanism`"):
+        udk.animate(trajectory, "kepler")
+    with pytest.raises(TypeError, match="`trajectory`"):
+        udk.draw_mechanism(np.zeros((3, 2)), mechanism)
+    with pytest.raises(ValueError, match="coordinates"):
+        udk.draw_mechanism(trajectory, chain.mechanism(3))
+    with pytest.raises(IndexError, match="`index`"):
+        udk.draw_mechanism(trajectory, mechanism, index=10_000)
+    with pytest.raises(ValueError, match="unknown joint"):
+        Mechanism(joints=[Joint("a", lambda q, t: q[:2])], parts=[Rod("a", "b")])
+    with pytest.raises(ValueError, match="twice"):
+        Mechanism(joints=[Joint("a", lambda q, t: q[:2]), Joint("a", lambda q, t: q[:2])])
+    with pytest.raises(ValueError, match="`coordinates`"):
+        double_pendulum.mechanism("polar")
+
+
+def test_force_site_on_a_rail_has_one_component():
+    site = ForceSite("slider", (0, None))
+    np.testing.assert_array_equal(site.pick(np.array([[3.0, 4.0], [5.0, 6.0]])), [[3.0, 0.0], [5.0, 0.0]])
+
+
+def test_view_moves_artists_without_creating_new_ones(runs):
+    trajectory, mechanism = runs["carriage_pendulum"]
+    view = udk.draw_mechanism(trajectory, mechanism, index=0)
+    before = list(view.ax.get_children())
+    for index in range(len(trajectory.t)):
+        view.show(trajectory, index)
+    assert list(view.ax.get_children()) == before
+
+
+def test_phase_plot(runs):
+    trajectory, _ = runs["double_pendulum"]
+    ax = plot_phase(trajectory, "theta")
+    line = ax.lines[0]
+    np.testing.assert_allclose(line.get_xdata(), trajectory.coordinate("theta"))
+    np.testing.assert_allclose(line.get_ydata(), trajectory.qd[:, 0])
+    assert "(rad" in ax.get_xlabel() or "(m" in ax.get_xlabel()
+    with pytest.raises(ValueError, match="`coordinate`"):
+        plot_phase(trajectory, "psi")
+
+
+def test_moving_guide_follows_time(runs):
+    trajectory, mechanism = runs["growing_circle"]
+    view = MechanismView(udk.draw_mechanism(trajectory, mechanism).ax, mechanism)
+    view.show(trajectory, len(trajectory.t) - 1)
+    guide, line = view._guides[0]
+    radius = np.hypot(*np.asarray(line.get_data()))
+    np.testing.assert_allclose(radius, growing_circle.radius(trajectory.t[-1]), rtol=1e-12)

@@ -1,0 +1,618 @@
+r"""Mechanism drawings: each example declares its parts as data, one module draws them.
+
+This module owns how a mechanism looks on screen. An example module describes
+its system once, as a :class:`Mechanism`: named points whose positions are
+functions of the coordinates ``q`` and the time ``t``, and the parts between
+them (rods, springs, blocks, disks), the guides it moves on (a line, the
+ground, a circle that grows, an orbit), and the points where the generalized
+forces act. From that description
+
+* :class:`MechanismView` creates the artists of one instant once and moves
+  them in place (what an explorer needs: no artist is ever re-created);
+* :func:`draw_mechanism` draws one sample of a :class:`~udk_notebooks.simulation.Trajectory`;
+* :func:`animate` turns a whole trajectory into a :class:`MechanismAnimation`
+  that plays without a kernel (``to_jshtml``) and saves as GIF or MP4.
+
+The three force terms of the Udwadia-Kalaba equation (Udwadia, Kalaba & Fan
+2005, Eqs. 9-11), impressed ``F^N``, ideal ``F^L`` and nonideal ``F^C``, are
+drawn as arrows at their points of application. A :class:`ForceSite` says which
+two entries of a generalized force vector are the ``(x, y)`` components of the
+force on a point; that is exact for Cartesian coordinates, the only ones whose
+force entries are forces on points. Forces differ by colour (Okabe-Ito) and by
+line style, and carry a label, so colour is never the only cue.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+from matplotlib.animation import FuncAnimation, PillowWriter, writers
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Circle, FancyArrowPatch, Polygon
+
+from .plotting import FORCE_STYLES, OKABE_ITO
+from .simulation import Trajectory
+
+__all__ = [
+    "Block",
+    "Disk",
+    "ForceSite",
+    "Guide",
+    "Joint",
+    "Mechanism",
+    "MechanismAnimation",
+    "MechanismView",
+    "Rod",
+    "Spring",
+    "animate",
+    "draw_mechanism",
+]
+
+Position = Callable[[np.ndarray, float], Sequence[float]]
+"""``position(q, t) -> (x, y)`` in metres."""
+
+FORCE_KINDS = ("impressed", "ideal", "nonideal")
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A named point of the mechanism.
+
+    Parameters
+    ----------
+    name : str
+        Referred to by the parts.
+    at : callable
+        ``at(q, t) -> (x, y)`` in metres.
+    style : {"body", "pin", "fixed", "hidden"}
+        A filled dot (a mass), an open circle (a pin joint), a triangle on
+        hatching (a fixed support), or nothing (a point only used by parts).
+    size : float
+        Marker size in points.
+    """
+
+    name: str
+    at: Position
+    style: str = "body"
+    size: float = 8.0
+
+    def __post_init__(self):
+        if self.style not in {"body", "pin", "fixed", "hidden"}:
+            raise ValueError(f"`style` of joint {self.name!r} must be body, pin, fixed or hidden; got {self.style!r}")
+
+
+@dataclass(frozen=True)
+class Rod:
+    """A rigid link drawn between two joints (``width`` in points)."""
+
+    a: str
+    b: str
+    width: float = 3.0
+
+
+@dataclass(frozen=True)
+class Spring:
+    """A coil spring between two joints, ``coils`` zigzags ``width`` metres wide."""
+
+    a: str
+    b: str
+    coils: int = 8
+    width: float = 0.15
+
+
+@dataclass(frozen=True)
+class Block:
+    """A rectangular body (slider, carriage, block) centred on a joint, tilted by ``angle`` rad."""
+
+    at: str
+    width: float
+    height: float
+    angle: float = 0.0
+
+
+@dataclass(frozen=True)
+class Disk:
+    """A disk of ``radius`` metres centred on a joint; a spoke at ``spin(q, t)`` shows its rotation."""
+
+    at: str
+    radius: float
+    spin: Callable[[np.ndarray, float], float] | None = None
+
+
+@dataclass(frozen=True)
+class Guide:
+    """What the mechanism moves on: ``path(t) -> array (k, 2)`` of points in metres.
+
+    ``moving`` marks a guide that changes with time (a rheonomic constraint,
+    such as a growing circle); a fixed one is drawn once. ``style`` is
+    ``"line"`` (a thin grey curve) or ``"ground"`` (a thicker line with hatching).
+    """
+
+    path: Callable[[float], np.ndarray]
+    moving: bool = False
+    style: str = "line"
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class ForceSite:
+    """Where generalized forces act: entries ``components = (i, j)`` of a force vector are the
+    ``(x, y)`` components of the force on joint ``at``.
+
+    ``None`` for a component means the point has no coordinate along that axis (a slider on a
+    rail): that component is drawn as zero.
+    """
+
+    at: str
+    components: tuple[int | None, int | None]
+
+    def pick(self, force: np.ndarray) -> np.ndarray:
+        """The ``(x, y)`` force on the point from generalized forces of shape (..., n): shape (..., 2)."""
+        force = np.asarray(force, dtype=float)
+        zero = np.zeros(force.shape[:-1])
+        return np.stack([zero if i is None else force[..., i] for i in self.components], axis=-1)
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """How a system looks: joints, parts, guides and force sites (all in metres).
+
+    Parameters
+    ----------
+    joints : sequence of Joint
+    parts : sequence of Rod, Spring, Block or Disk
+    guides : sequence of Guide, optional
+    forces : sequence of ForceSite, optional
+    trace : str, optional
+        A joint whose path is drawn behind the mechanism.
+    name : str, optional
+        Shown as the title of an animation.
+    xlabel, ylabel : str, optional
+        Axis labels, with units.
+    """
+
+    joints: Sequence[Joint]
+    parts: Sequence[Rod | Spring | Block | Disk] = ()
+    guides: Sequence[Guide] = ()
+    forces: Sequence[ForceSite] = ()
+    trace: str | None = None
+    name: str = ""
+    xlabel: str = "x (m)"
+    ylabel: str = "y (m)"
+    _index: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        index = {}
+        for joint in self.joints:
+            if not isinstance(joint, Joint):
+                raise TypeError(f"`joints` must hold Joint objects; got {type(joint).__name__}")
+            if joint.name in index:
+                raise ValueError(f"joint name {joint.name!r} is used twice")
+            index[joint.name] = joint
+        names = [self.trace] if self.trace else []
+        for part in self.parts:
+            names += [part.a, part.b] if isinstance(part, (Rod, Spring)) else [part.at]
+        names += [site.at for site in self.forces]
+        missing = sorted({n for n in names if n not in index})
+        if missing:
+            raise ValueError(f"parts or force sites name unknown joint(s) {', '.join(missing)}; "
+                             f"the joints are {', '.join(index)}")
+        object.__setattr__(self, "joints", tuple(self.joints))
+        object.__setattr__(self, "parts", tuple(self.parts))
+        object.__setattr__(self, "guides", tuple(self.guides))
+        object.__setattr__(self, "forces", tuple(self.forces))
+        object.__setattr__(self, "_index", index)
+
+    def positions(self, q, t: float = 0.0) -> dict[str, np.ndarray]:
+        """Every joint's position at coordinates ``q`` and time ``t``, shape (2,) each."""
+        q = np.asarray(q, dtype=float)
+        return {j.name: np.asarray(j.at(q, t), dtype=float).reshape(2) for j in self.joints}
+
+    def site_forces(self, force) -> np.ndarray:
+        """The ``(x, y)`` force on each force site from a generalized force vector, shape (sites, 2)."""
+        return np.array([site.pick(force) for site in self.forces]).reshape(-1, 2)
+
+
+def _spring_line(a: np.ndarray, b: np.ndarray, coils: int, width: float) -> np.ndarray:
+    """A zigzag from a to b: straight ends of 15 % each, ``coils`` teeth between."""
+    d = b - a
+    length = float(np.hypot(*d))
+    if length < 1e-12:
+        return np.array([a, b])
+    along, normal = d / length, np.array([-d[1], d[0]]) / length
+    s = np.concatenate([[0.0, 0.15], 0.15 + 0.7 * (np.arange(2 * coils) + 0.5) / (2 * coils), [0.85, 1.0]])
+    offset = np.zeros_like(s)
+    offset[2:-2] = width / 2 * np.where(np.arange(2 * coils) % 2 == 0, 1.0, -1.0)
+    return a + np.outer(s * length, along) + np.outer(offset, normal)
+
+
+def _block_corners(center: np.ndarray, width: float, height: float, angle: float) -> np.ndarray:
+    c, s = math.cos(angle), math.sin(angle)
+    local = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * [width / 2, height / 2]
+    return center + local @ np.array([[c, s], [-s, c]])
+
+
+_JOINT_MARKERS = {
+    "body": dict(marker="o", color=OKABE_ITO["black"], markerfacecolor=OKABE_ITO["black"]),
+    "pin": dict(marker="o", color=OKABE_ITO["black"], markerfacecolor="white"),
+    "fixed": dict(marker="^", color=OKABE_ITO["black"], markerfacecolor="0.85"),
+}
+
+
+class MechanismView:
+    """The artists of one instant of a mechanism on an Axes, created once and moved in place.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    mechanism : Mechanism
+    forces : bool, optional
+        Draw the force arrows at the force sites (three per site).
+    labels : bool, optional
+        Write ``N``, ``L``, ``C`` beside the arrow heads (line styles and colours
+        distinguish them too).
+
+    Attributes
+    ----------
+    force_scale : float
+        Metres of arrow per newton of force (set by :meth:`fit_forces`).
+    """
+
+    def __init__(self, ax: Axes, mechanism: Mechanism, *, forces: bool = True, labels: bool = True):
+        if not isinstance(mechanism, Mechanism):
+            raise TypeError(f"`mechanism` must be a Mechanism; got {type(mechanism).__name__}")
+        self.ax = ax
+        self.mechanism = mechanism
+        self.force_scale = 0.0
+        self.show_forces = bool(forces) and bool(mechanism.forces)
+        self._artists = []
+        grey = "0.55"
+        self._guides = []
+        for guide in mechanism.guides:
+            style = dict(color="0.35", lw=2.5) if guide.style == "ground" else dict(color=grey, lw=1.0, ls="-")
+            (line,) = ax.plot([], [], zorder=1, **style)
+            self._guides.append((guide, line))
+            if guide.moving:
+                self._artists.append(line)
+            else:
+                path = np.asarray(guide.path(0.0), dtype=float)
+                line.set_data(path[:, 0], path[:, 1])
+        self._trace = ax.plot([], [], color=OKABE_ITO["sky_blue"], lw=1.2, zorder=2)[0] if mechanism.trace else None
+        self._parts = []
+        for part in mechanism.parts:
+            if isinstance(part, Rod):
+                artist = ax.plot([], [], color="0.25", lw=part.width, solid_capstyle="round", zorder=3)[0]
+            elif isinstance(part, Spring):
+                artist = ax.plot([], [], color="0.3", lw=1.2, zorder=3)[0]
+            elif isinstance(part, Block):
+                artist = ax.add_patch(Polygon(np.zeros((4, 2)), closed=True, facecolor="0.88",
+                                              edgecolor="0.2", lw=1.2, zorder=3))
+            else:  # Disk
+                circle = ax.add_patch(Circle((0, 0), part.radius, facecolor="0.92", edgecolor="0.2", lw=1.2, zorder=3))
+                spoke = ax.plot([], [], color="0.2", lw=1.2, zorder=3)[0] if part.spin else None
+                artist = (circle, spoke)
+            self._parts.append((part, artist))
+            self._artists += [a for a in (artist if isinstance(artist, tuple) else (artist,)) if a is not None]
+        self._joints = []
+        for joint in mechanism.joints:
+            if joint.style == "hidden":
+                continue
+            marker = ax.plot([], [], ls="none", ms=joint.size, zorder=6, **_JOINT_MARKERS[joint.style])[0]
+            self._joints.append((joint, marker))
+            self._artists.append(marker)
+        self._arrows = []
+        if self.show_forces:
+            for _site in mechanism.forces:
+                row = []
+                for kind in FORCE_KINDS:
+                    style = FORCE_STYLES[kind]
+                    arrow = ax.add_patch(FancyArrowPatch(
+                        (0, 0), (0, 0), arrowstyle="-|>", mutation_scale=11, color=style["color"],
+                        lw=style["lw"], linestyle=style["ls"], shrinkA=0, shrinkB=0, zorder=5 + style["z"]))
+                    text = ax.text(0, 0, style["short"] if labels else "", color=style["color"], fontsize=8,
+                                   fontweight="bold", ha="center", va="center", zorder=7)
+                    row.append((arrow, text))
+                    self._artists += [arrow, text]
+                self._arrows.append(row)
+        self._clock = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top", fontsize=8, zorder=8,
+                              bbox=dict(facecolor="white", edgecolor="none", alpha=0.7, pad=1))
+        self._artists.append(self._clock)
+        if self._trace is not None:
+            self._artists.insert(0, self._trace)
+
+    @property
+    def artists(self) -> list:
+        """Every artist that moves from one instant to the next (for blitting)."""
+        return list(self._artists)
+
+    def fit_forces(self, trajectory: Trajectory, share: float = 0.3) -> float:
+        """Choose :attr:`force_scale` so the largest force of the run is ``share`` of the scene's size.
+
+        Returns the scale (metres of arrow per newton); 0 when every force vanishes.
+        """
+        if not self.show_forces:
+            return 0.0
+        span = self.scene_size(trajectory)
+        largest = max((float(np.abs(self._site_forces(trajectory, kind)).max(initial=0.0)) for kind in FORCE_KINDS),
+                      default=0.0)
+        self.force_scale = share * span / largest if largest > 1e-12 else 0.0
+        return self.force_scale
+
+    def _site_forces(self, trajectory: Trajectory, kind: str) -> np.ndarray:
+        force = getattr(trajectory, kind)
+        return np.stack([site.pick(force) for site in self.mechanism.forces], axis=1)  # shape (N, sites, 2)
+
+    def scene_size(self, trajectory: Trajectory) -> float:
+        """The larger side of the box around every joint over the run (at least 1e-3 m)."""
+        points = self._all_points(trajectory, forces=False)
+        return max(float(np.ptp(points[:, 0])), float(np.ptp(points[:, 1])), 1e-3)
+
+    def _all_points(self, trajectory: Trajectory, forces: bool = True) -> np.ndarray:
+        stride = max(1, len(trajectory.t) // 200)
+        chunks = []
+        for k in range(0, len(trajectory.t), stride):
+            where = self.mechanism.positions(trajectory.q[k], trajectory.t[k])
+            chunks.append(np.array(list(where.values())))
+            for guide in self.mechanism.guides:
+                if guide.moving:
+                    chunks.append(np.asarray(guide.path(trajectory.t[k]), dtype=float))
+            for part in self.mechanism.parts:
+                if isinstance(part, Disk):
+                    chunks.append(where[part.at] + part.radius * np.array([[1, 1], [-1, -1]]))
+                elif isinstance(part, Block):
+                    chunks.append(_block_corners(where[part.at], part.width, part.height, part.angle))
+            if forces and self.force_scale:
+                for s, site in enumerate(self.mechanism.forces):
+                    for kind in FORCE_KINDS:
+                        vec = site.pick(getattr(trajectory, kind)[k])
+                        chunks.append((where[site.at] + self.force_scale * vec)[None, :])
+        return np.concatenate(chunks)
+
+    def limits(self, trajectory: Trajectory, margin: float = 0.08) -> tuple[tuple[float, float], tuple[float, float]]:
+        """x and y intervals that hold every joint, moving guide and arrow tip of the run."""
+        points = self._all_points(trajectory)
+        lo, hi = points.min(axis=0), points.max(axis=0)
+        pad = margin * max(float(np.max(hi - lo)), 1e-3)
+        return (float(lo[0] - pad), float(hi[0] + pad)), (float(lo[1] - pad), float(hi[1] + pad))
+
+    def show_trace(self, trajectory: Trajectory) -> None:
+        """Draw the path of the mechanism's ``trace`` joint over the whole run."""
+        if self._trace is None:
+            return
+        joint = self.mechanism._index[self.mechanism.trace]
+        path = np.array([joint.at(q, t) for q, t in zip(trajectory.q, trajectory.t)], dtype=float)
+        self._trace.set_data(path[:, 0], path[:, 1])
+
+    def update(self, q, t: float, forces: dict | None = None) -> None:
+        """Move every artist to coordinates ``q`` at time ``t``.
+
+        Parameters
+        ----------
+        q : array_like, shape (n,)
+        t : float
+            Time in seconds (moving guides and the clock).
+        forces : dict of str to array_like, shape (n,), optional
+            Generalized force vectors by kind (``"impressed"``, ``"ideal"``,
+            ``"nonideal"``); arrows of a missing kind are hidden.
+        """
+        where = self.mechanism.positions(q, t)
+        for guide, line in self._guides:
+            if guide.moving:
+                path = np.asarray(guide.path(t), dtype=float)
+                line.set_data(path[:, 0], path[:, 1])
+        for part, artist in self._parts:
+            if isinstance(part, (Rod, Spring)):
+                a, b = where[part.a], where[part.b]
+                xy = _spring_line(a, b, part.coils, part.width) if isinstance(part, Spring) else np.array([a, b])
+                artist.set_data(xy[:, 0], xy[:, 1])
+            elif isinstance(part, Block):
+                artist.set_xy(_block_corners(where[part.at], part.width, part.height, part.angle))
+            else:
+                circle, spoke = artist
+                center = where[part.at]
+                circle.center = tuple(center)
+                if spoke is not None:
+                    angle = float(part.spin(np.asarray(q, dtype=float), t))
+                    tip = center + part.radius * np.array([math.cos(angle), math.sin(angle)])
+                    spoke.set_data([center[0], tip[0]], [center[1], tip[1]])
+        for joint, marker in self._joints:
+            marker.set_data([where[joint.name][0]], [where[joint.name][1]])
+        for site, row in zip(self.mechanism.forces, self._arrows):
+            base = where[site.at]
+            for kind, (arrow, text) in zip(FORCE_KINDS, row):
+                vec = None if forces is None or kind not in forces else np.asarray(forces[kind], dtype=float)
+                tip_vec = np.zeros(2) if vec is None else self.force_scale * site.pick(vec)
+                visible = vec is not None and float(np.hypot(*tip_vec)) > 1e-9
+                arrow.set_positions(tuple(base), tuple(base + tip_vec))
+                arrow.set_visible(visible)
+                text.set_visible(visible)
+                if visible:
+                    # The label sits just past the arrow head, so that it never hides under the body.
+                    beyond = tip_vec / max(float(np.hypot(*tip_vec)), 1e-12)
+                    text.set_position(tuple(base + tip_vec + 0.04 * self._label_offset() * beyond))
+        self._clock.set_text(f"t = {t:.2f} s")
+
+    def _label_offset(self) -> float:
+        (x0, x1), (y0, y1) = self.ax.get_xlim(), self.ax.get_ylim()
+        return max(abs(x1 - x0), abs(y1 - y0))
+
+    def show(self, trajectory: Trajectory, index: int) -> None:
+        """Move to sample ``index`` of ``trajectory``, with its three force terms."""
+        forces = {kind: getattr(trajectory, kind)[index] for kind in FORCE_KINDS}
+        self.update(trajectory.q[index], float(trajectory.t[index]), forces)
+
+
+def _new_figure(figsize) -> Figure:
+    """A figure outside pyplot (nothing shown, nothing left open), with an Agg canvas."""
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _legend(ax: Axes) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=s["color"], ls=s["ls"], lw=s["lw"], label=f"$F^{s['short']}$")
+               for s in (FORCE_STYLES[k] for k in FORCE_KINDS)]
+    # Below the axes, so that it never covers the mechanism.
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=8,
+              frameon=False, handlelength=1.8, columnspacing=0.8, handletextpad=0.4)
+
+
+def draw_mechanism(trajectory: Trajectory, mechanism: Mechanism, index: int = -1, ax: Axes | None = None,
+                   *, forces: bool = True) -> MechanismView:
+    """Draw sample ``index`` of ``trajectory`` with its force arrows; returns the view.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+    mechanism : Mechanism
+        How the system looks (each example module has ``mechanism(**params)``).
+    index : int, optional
+        Sample to draw (default: the last).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure outside pyplot).
+    forces : bool, optional
+        Draw the impressed, ideal and nonideal forces (2005 paper, Eqs. 9-11).
+    """
+    _check_trajectory(trajectory, mechanism)
+    n = len(trajectory.t)
+    if not -n <= int(index) < n:
+        raise IndexError(f"`index` {index} is outside the trajectory's {n} samples")
+    if ax is None:
+        ax = _new_figure((5.0, 4.0)).add_subplot()
+    view = MechanismView(ax, mechanism, forces=forces)
+    view.show_trace(trajectory)
+    view.fit_forces(trajectory)
+    (x0, x1), (y0, y1) = view.limits(trajectory)
+    ax.set(xlim=(x0, x1), ylim=(y0, y1), xlabel=mechanism.xlabel, ylabel=mechanism.ylabel)
+    ax.set_aspect("equal", adjustable="box")
+    view.show(trajectory, int(index) % n)
+    if view.show_forces:
+        _legend(ax)
+    return view
+
+
+def _check_trajectory(trajectory, mechanism) -> None:
+    if not isinstance(trajectory, Trajectory):
+        raise TypeError(f"`trajectory` must be a Trajectory (from udk_notebooks.simulate); got {type(trajectory).__name__}")
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"`mechanism` must be a Mechanism (e.g. examples.<system>.mechanism()); "
+                        f"got {type(mechanism).__name__}")
+    n = trajectory.q.shape[1]
+    bad = [site for site in mechanism.forces if max((i for i in site.components if i is not None), default=-1) >= n]
+    if bad:
+        raise ValueError(f"`mechanism` expects force entries {bad[0].components} but the trajectory has only {n} "
+                         "coordinates: is it the mechanism of this system?")
+
+
+class MechanismAnimation:
+    """An animation of a trajectory that plays in a page without a kernel, or saves to a file.
+
+    Made by :func:`animate`. In a notebook it displays itself as JavaScript
+    frames (:meth:`to_jshtml`), which also survive an export to HTML.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+    animation : matplotlib.animation.FuncAnimation
+    frames : int
+    fps : float
+    """
+
+    def __init__(self, figure: Figure, animation: FuncAnimation, frames: int, fps: float):
+        self.figure = figure
+        self.animation = animation
+        self.frames = frames
+        self.fps = fps
+
+    def to_jshtml(self) -> str:
+        """HTML and JavaScript with every frame embedded as a PNG (plays without a kernel)."""
+        return self.animation.to_jshtml(fps=self.fps, default_mode="loop")
+
+    def _repr_html_(self) -> str:
+        return self.to_jshtml()
+
+    def save_gif(self, path: str | os.PathLike) -> str:
+        """Save as an animated GIF (Pillow); returns the path."""
+        path = os.fspath(path)
+        self.animation.save(path, writer=PillowWriter(fps=self.fps))
+        return path
+
+    def save_mp4(self, path: str | os.PathLike) -> str:
+        """Save as MP4 with ffmpeg; raises RuntimeError naming ffmpeg when no writer is available."""
+        if not writers.is_available("ffmpeg"):
+            raise RuntimeError("saving MP4 needs the ffmpeg program, which matplotlib cannot find; "
+                               "install it (e.g. `apt-get install ffmpeg` or `conda install ffmpeg`) "
+                               "or use save_gif() / to_jshtml() instead")
+        path = os.fspath(path)
+        self.animation.save(path, writer=writers["ffmpeg"](fps=self.fps))
+        return path
+
+
+def animate(
+    trajectory: Trajectory,
+    mechanism: Mechanism,
+    *,
+    frames: int = 60,
+    duration: float | None = None,
+    forces: bool = True,
+    figsize: tuple[float, float] = (4.8, 3.8),
+    dpi: float = 72.0,
+) -> MechanismAnimation:
+    """Animate a trajectory: the mechanism, its three force arrows and a clock.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        A simulated run (:func:`udk_notebooks.simulate`).
+    mechanism : Mechanism
+        How the system looks (``examples.<system>.mechanism(**params)`` with the run's parameters).
+    frames : int, optional
+        Number of frames, taken at evenly spaced times (2 to 400). The default
+        keeps an exported page near 1 MB (about 15 kB a frame at the default size).
+    duration : float, optional
+        Seconds the animation lasts when played (default: ``frames / 20``, i.e. 20 frames per second).
+    forces : bool, optional
+        Draw the impressed (``F^N``), ideal (``F^L``) and nonideal (``F^C``) forces.
+    figsize : (float, float), optional
+        Figure size in inches.
+    dpi : float, optional
+        Pixels per inch of the frames.
+
+    Returns
+    -------
+    MechanismAnimation
+        ``to_jshtml()``, ``save_gif(path)``, ``save_mp4(path)``; displays itself in a notebook.
+    """
+    _check_trajectory(trajectory, mechanism)
+    if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or not 2 <= frames <= 400:
+        raise ValueError(f"`frames` must be an integer from 2 to 400; got {frames!r}")
+    if duration is None:
+        duration = frames / 20.0
+    if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration > 0):
+        raise ValueError(f"`duration` must be a positive number of seconds; got {duration!r}")
+    if not (math.isfinite(dpi) and 20 <= dpi <= 300):
+        raise ValueError(f"`dpi` must be between 20 and 300; got {dpi!r}")
+    t = trajectory.t
+    targets = np.linspace(t[0], t[-1], int(frames))
+    samples = np.clip(np.searchsorted(t, targets), 0, len(t) - 1)
+    fig = _new_figure(figsize)
+    fig.set_dpi(dpi)
+    ax = fig.add_subplot()
+    view = draw_mechanism(trajectory, mechanism, index=int(samples[0]), ax=ax, forces=forces)
+    if mechanism.name:
+        ax.set_title(mechanism.name, fontsize=9)
+
+    def frame(k):
+        view.show(trajectory, int(samples[k]))
+        return view.artists
+
+    animation = FuncAnimation(fig, frame, frames=len(samples), interval=1000.0 * duration / len(samples), blit=False)
+    return MechanismAnimation(fig, animation, len(samples), len(samples) / duration)
