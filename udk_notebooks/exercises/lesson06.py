@@ -1,0 +1,167 @@
+"""Checks for the exercises of lesson 06, the inverse Kepler problem.
+
+Expected answers come from the Udwadia-Kalaba solver applied to the orbit and
+angular-momentum constraints (``examples.kepler``), from the conic's exact
+time law (:func:`examples.kepler.exact_state`), from simulations, and, for
+the student's own model, from the centripetal force ``m v^2 / R`` of uniform
+circular motion. Source: encyclopedia article "Udwadia-Kalaba equation",
+section "Inverse Kepler problem" (seed 002).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..examples import kepler
+from ..model import Model
+from ..simulation import simulate
+from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
+
+__all__ = ["check_1", "check_2", "check_3", "check_4"]
+
+# Exercise 1: the orbit whose force constant the student computes.
+_EX1 = {"m": 2.0, "L": 3.0, "epsilon": 0.4, "ell": 1.5}
+# Exercise 2: the ellipse whose period the student computes.
+_EX2 = {"m": 1.0, "L": 1.0, "epsilon": 0.6, "ell": 1.2}
+# Exercise 4: the circular orbit the student imposes.
+_EX4_MASS, _EX4_RADIUS, _EX4_L = 0.5, 2.0, 1.5
+
+
+@functools.cache
+def _compiled():
+    return kepler.model().compile()
+
+
+def _solver_force_constant(params: dict) -> float:
+    """``|F| r^2`` of the constraint force the solver computes at the perihelion."""
+    q0, qd0 = kepler.initial_state(**params)
+    motion = _compiled().motion(0.0, q0, qd0, **params)
+    return float(np.linalg.norm(motion.ideal + motion.nonideal) * np.dot(q0, q0))
+
+
+@checker("a number: the force constant k in N m^2")
+def check_1(force_constant) -> Feedback:
+    """Exercise 1: the constant ``k`` of the force ``-k / r^2`` for ``m = 2, L = 3, epsilon = 0.4, ell = 1.5``.
+
+    Parameters
+    ----------
+    force_constant : float
+        ``k`` in N m^2.
+
+    Returns
+    -------
+    Feedback
+        Compared with ``|F| r^2`` of the constraint force the solver computes at the perihelion.
+    """
+    value = number(force_constant, name="force_constant", unit="N m^2")
+    expected = _solver_force_constant(_EX1)
+    if np.isclose(value, expected, rtol=1e-6):
+        return Feedback(True, f"k = L^2 / (m ell) = {expected:.6g} N m^2, the same as |F| r^2 from the solver.")
+    m, big_l, ell = _EX1["m"], _EX1["L"], _EX1["ell"]
+    if np.isclose(value, big_l**2 / (m**2 * ell), rtol=1e-6):
+        return Feedback(False, "that is k / m, the acceleration constant h^2 / ell; the force carries one more m.")
+    if np.isclose(value, big_l**2 / (m * ell * (1 + _EX1["epsilon"])), rtol=1e-6):
+        return Feedback(False, "the eccentricity does not enter k: read it off F = -(L^2 / (m ell r^2)) e_r.")
+    return Feedback(False, "write h = L / m and read the strength of F = m q'' off the solved 2x2 system.")
+
+
+@checker("a number: the period in s")
+def check_2(period) -> Feedback:
+    """Exercise 2: the period of the ellipse ``m = 1, L = 1, epsilon = 0.6, ell = 1.2``.
+
+    Parameters
+    ----------
+    period : float
+        Time from one perihelion passage to the next, in s.
+
+    Returns
+    -------
+    Feedback
+        The exact time law must bring the particle back to the perihelion at
+        ``period`` and, half a period later, put it at the aphelion.
+    """
+    value = number(period, name="period", unit="s")
+    if value <= 0:
+        return Feedback(False, "a period is a positive time.")
+    q_back, _ = kepler.exact_state(np.array([value]), **_EX2)
+    q_half, _ = kepler.exact_state(np.array([value / 2]), **_EX2)
+    q_start, _ = kepler.initial_state(**_EX2)
+    radius_aphelion = _EX2["ell"] / (1 - _EX2["epsilon"])
+    back = np.allclose(q_back[0], q_start, atol=1e-6 * _EX2["ell"])
+    at_aphelion = np.isclose(np.linalg.norm(q_half[0]), radius_aphelion, rtol=1e-6)
+    if back and at_aphelion:
+        return Feedback(True, f"After {value:.6g} s the particle is back at its perihelion.")
+    semi_major = _EX2["ell"] / (1 - _EX2["epsilon"] ** 2)
+    if np.isclose(value, 2 * np.pi * semi_major**1.5, rtol=1e-6):
+        return Feedback(False, "Kepler's third law is T = 2 pi sqrt(a^3 / mu) with mu = k / m, not mu = 1.")
+    return Feedback(False, "use a = ell / (1 - epsilon^2), mu = k / m = L^2 / (m^2 ell) and T = 2 pi sqrt(a^3 / mu).")
+
+
+@checker("True or False")
+def check_3(ideal_force_does_work) -> Feedback:
+    """Exercise 3: does the ideal constraint force do work along the orbit?
+
+    Parameters
+    ----------
+    ideal_force_does_work : bool
+
+    Returns
+    -------
+    Feedback
+        Compared with the change of kinetic energy over half an orbit of the default ellipse.
+    """
+    answer = yes_no(ideal_force_does_work, name="ideal_force_does_work")
+    q0, qd0 = kepler.initial_state()
+    run = simulate(_compiled(), (0.0, 2.0), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12)
+    speed_squared = np.sum(run.qd**2, axis=1)
+    does_work = bool(np.ptp(speed_squared) > 1e-3 * speed_squared[0])
+    if answer == does_work:
+        return Feedback(True, "The speed changes along the orbit, so F^L does work: the constraint "
+                              "m (x y' - y x') = L is inhomogeneous and the actual velocity is not a virtual one.")
+    return Feedback(False, "F^L does no *virtual* work; compare the particle's speed at perihelion and aphelion.")
+
+
+def _circle_force(student: Model) -> tuple[np.ndarray, np.ndarray]:
+    """The constraint force of the student's model at three points of the circle, and the centripetal one."""
+    compiled = student.compile()
+    speed = _EX4_L / (_EX4_MASS * _EX4_RADIUS)
+    got, want = [], []
+    for angle in (0.3, 2.0, 4.4):
+        radial = np.array([np.cos(angle), np.sin(angle)])
+        tangent = np.array([-np.sin(angle), np.cos(angle)])
+        motion = compiled.motion(0.0, _EX4_RADIUS * radial, speed * tangent)
+        got.append(motion.ideal + motion.nonideal)
+        want.append(-_EX4_MASS * speed**2 / _EX4_RADIUS * radial)
+    return np.array(got), np.array(want)
+
+
+@checker("a udk_notebooks.Model with the coordinates (x, y)")
+def check_4(circle_model) -> Feedback:
+    """Exercise 4 (code): a free particle held on a circle with constant angular momentum.
+
+    Parameters
+    ----------
+    circle_model : Model
+        Coordinates ``(x, y)``, mass 0.5 kg, the circle of radius 2 m about the
+        origin and the angular momentum 1.5 kg m^2/s, every parameter given a value.
+
+    Returns
+    -------
+    Feedback
+        The model's constraint force at three points of the circle must be the
+        centripetal force ``m v^2 / R`` towards the centre, with ``v = L / (m R)``.
+    """
+    if not isinstance(circle_model, Model):
+        raise AnswerFormError(f"`circle_model` should be a udk.Model; got {type(circle_model).__name__}")
+    if len(circle_model.coordinates) != 2:
+        return Feedback(False, "the model should have exactly two coordinates, (x, y).")
+    got, want = _circle_force(circle_model)
+    if np.allclose(got, want, rtol=1e-8, atol=1e-10):
+        return Feedback(True, f"Your constraint force is the centripetal force m v^2 / R = "
+                              f"{np.linalg.norm(want[0]):.6g} N towards the centre: k / R^2 with k = L^2 / (m R).")
+    if np.allclose(got, -want, rtol=1e-8, atol=1e-10):
+        return Feedback(False, "the force points outwards: check the sign of the angular momentum row.")
+    return Feedback(False, f"at a point of the circle your model gives the force {np.round(got[0], 6)} N, "
+                           f"but uniform motion on it needs {np.round(want[0], 6)} N.")
