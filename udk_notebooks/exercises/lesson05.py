@@ -1,0 +1,146 @@
+"""Checks for the exercises of lesson 05, multibody systems.
+
+Expected answers come from the Cartesian double pendulum's ideal force
+``F^L`` (joint reactions), the closed-form normal modes of the sprung
+carriage pendulum, simulations of the driven carriage, and, for the student's
+own model, the angle equation of a pendulum with a torsion spring. Source:
+lecture slides "Multibody systems", Chapter 9 (Examples 9.5-9.9, Exercise 4:14,
+the power theorem).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..examples import carriage_pendulum, double_pendulum
+from ..model import Model
+from ..simulation import simulate
+from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
+
+__all__ = ["check_1", "check_2", "check_3", "check_4"]
+
+GRAVITY = 9.81
+_PENDULUM = {"m1": 1.5, "m2": 0.5, "l1": 1.0, "l2": 1.0, "g": GRAVITY}
+_SPRING_PENDULUM = {"m": 0.4, "l": 0.8, "k": 3.0, "g": GRAVITY}
+
+
+@checker("a number: the size of the pin force at O in N")
+def check_1(pin_force) -> Feedback:
+    """Exercise 1: the force of the pin ``O`` on the double pendulum of rods hanging at rest.
+
+    Parameters
+    ----------
+    pin_force : float
+        Its size in N for ``m1 = 1.5 kg``, ``m2 = 0.5 kg``.
+
+    Returns
+    -------
+    Feedback
+        Compared with the translational rows of ``F^L`` of the Cartesian model at rest.
+    """
+    value = number(pin_force, name="pin_force", unit="N")
+    compiled = double_pendulum.cartesian_model().compile()
+    q0, qd0 = double_pendulum.to_cartesian([0.0, 0.0], [0.0, 0.0], **_PENDULUM)
+    ideal = compiled.motion(0.0, q0, qd0, **_PENDULUM).ideal
+    # body 1 feels R_O - R_A, body 2 feels R_A: their sum is the pin force at O
+    expected = float(np.linalg.norm(ideal[[0, 1]] + ideal[[3, 4]]))
+    if np.isclose(value, expected, rtol=1e-6):
+        return Feedback(True, f"The pin at O carries the weight of both rods, {expected:.6g} N.")
+    if np.isclose(value, _PENDULUM["m1"] * GRAVITY, rtol=1e-6):
+        return Feedback(False, "that is the weight of rod 1 only; the pin at A passes the weight of rod 2 on to rod 1.")
+    if np.isclose(value, _PENDULUM["m2"] * GRAVITY, rtol=1e-6):
+        return Feedback(False, "that is the force at pin A; O holds more.")
+    return Feedback(False, "at rest the accelerations vanish: balance the weights of the bodies below the pin.")
+
+
+@checker("a number: the lower normal-mode angular frequency in rad/s")
+def check_2(low_frequency) -> Feedback:
+    """Exercise 2: the lower small-swing angular frequency of the carriage pendulum (``k = 20``).
+
+    Parameters
+    ----------
+    low_frequency : float
+        In rad/s, with the other parameters at their defaults.
+
+    Returns
+    -------
+    Feedback
+        Compared with the roots of ``m_c l w^4 - ((m + m_c) g + k l) w^2 + k g = 0``.
+    """
+    value = number(low_frequency, name="low_frequency", unit="rad/s")
+    low, high = carriage_pendulum.normal_mode_frequencies(k=20.0)
+    if np.isclose(value, low, rtol=1e-6):
+        return Feedback(True, f"w = {low:.6g} rad/s (the other mode is {high:.6g} rad/s).")
+    if np.isclose(value, high, rtol=1e-6):
+        return Feedback(False, "that is the higher of the two frequencies.")
+    if np.isclose(value, low / (2 * np.pi), rtol=1e-6) or np.isclose(value, high / (2 * np.pi), rtol=1e-6):
+        return Feedback(False, "that is a frequency in Hz; the question asks for the angular frequency in rad/s.")
+    if np.isclose(value, np.sqrt(GRAVITY), rtol=1e-6):
+        return Feedback(False, "sqrt(g / l) is the pendulum on a fixed support; the carriage moves too.")
+    return Feedback(False, "linearize M q'' + K q = 0 about rest and solve det(K - w^2 M) = 0.")
+
+
+@functools.cache
+def _driven_energy_change() -> float:
+    params = {"F0": 5.0, "omega": 2.0}
+    q0, qd0 = carriage_pendulum.initial_state(**params)
+    run = simulate(carriage_pendulum.model(**params).compile(), (0.0, 5.0), q0, qd0, method="DOP853",
+                   rtol=1e-10, atol=1e-12, params=params)
+    return float(np.ptp(run.energy))
+
+
+@checker("True or False")
+def check_3(energy_constant) -> Feedback:
+    """Exercise 3: is ``T + V`` constant for the carriage driven by ``F(t) = 5 sin(2 t)`` N?
+
+    Parameters
+    ----------
+    energy_constant : bool
+
+    Returns
+    -------
+    Feedback
+        Compared with the spread of ``T + V`` over a 5 s simulation.
+    """
+    answer = yes_no(energy_constant, name="energy_constant")
+    constant = _driven_energy_change() < 1e-6
+    if answer == constant:
+        return Feedback(True, f"T + V changes by {_driven_energy_change():.4g} J: the power theorem gives "
+                              "d(T + V)/dt = F(t) x_c', the power of the drive.")
+    return Feedback(False, "F(t) is not derived from a potential: by the power theorem it feeds F(t) x_c' into T + V.")
+
+
+@checker("a udk_notebooks.Model with the one coordinate theta")
+def check_4(spring_pendulum) -> Feedback:
+    """Exercise 4 (code): a point pendulum with a torsion spring at its pin, in its angle.
+
+    Parameters
+    ----------
+    spring_pendulum : Model
+        One coordinate ``theta`` (from the downward vertical), mass 0.4 kg,
+        length 0.8 m, torsion stiffness 3 N m/rad, ``g = 9.81``.
+
+    Returns
+    -------
+    Feedback
+        Its acceleration at five states must be
+        ``theta'' = -(g / l) sin(theta) - k theta / (m l^2)``.
+    """
+    if not isinstance(spring_pendulum, Model):
+        raise AnswerFormError(f"`spring_pendulum` should be a udk.Model; got {type(spring_pendulum).__name__}")
+    if len(spring_pendulum.coordinates) != 1:
+        return Feedback(False, "the model should have exactly one coordinate, theta.")
+    compiled = spring_pendulum.compile()
+    m, length, stiffness = _SPRING_PENDULUM["m"], _SPRING_PENDULUM["l"], _SPRING_PENDULUM["k"]
+    for angle, rate in [(0.0, 0.0), (0.3, 0.0), (-1.1, 2.0), (2.5, -1.0), (0.7, 4.0)]:
+        got = float(compiled.motion(0.0, [angle], [rate]).qdd[0])
+        want = -GRAVITY / length * np.sin(angle) - stiffness * angle / (m * length**2)
+        if not np.isclose(got, want, rtol=1e-9, atol=1e-12):
+            gravity_only = -GRAVITY / length * np.sin(angle)
+            hint = ("the spring is missing: add k theta^2 / 2 to the potential."
+                    if np.isclose(got, gravity_only, rtol=1e-9, atol=1e-12) else
+                    f"at theta = {angle} rad your model gives theta'' = {got:.6g} rad/s^2, expected {want:.6g}.")
+            return Feedback(False, hint)
+    return Feedback(True, "Your model matches theta'' = -(g / l) sin(theta) - k theta / (m l^2) at every state tried.")
