@@ -1,0 +1,132 @@
+"""Exercise checks of lessons 05-07: published solutions pass, wrong answers get a hint and no traceback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sm
+from sympy.physics.mechanics import dynamicsymbols
+
+import udk_notebooks as udk
+from udk_notebooks.exercises import Feedback, lesson05, lesson06, lesson07
+
+GRAVITY = 9.81
+
+
+# --- published solutions, written as in the notebooks' Solution boxes -------------------------------------
+
+def _spring_pendulum(with_spring: bool = True) -> udk.Model:
+    theta = dynamicsymbols("theta")
+    m, length, k, g = sm.symbols("m l k g", positive=True)
+    potential = -m * g * length * sm.cos(theta) + (k * theta**2 / 2 if with_spring else 0)
+    return udk.Model([theta], kinetic_energy=m * length**2 * theta.diff() ** 2 / 2, potential_energy=potential,
+                     parameters={m: 0.4, length: 0.8, k: 3.0, g: GRAVITY})
+
+
+def _circle_model(mass: float = 0.5) -> udk.Model:
+    x, y = dynamicsymbols("x y")
+    m, radius, momentum = sm.symbols("m R L", positive=True)
+    return udk.Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
+                     holonomic=[x**2 + y**2 - radius**2],
+                     nonholonomic=[m * (x * y.diff() - y * x.diff()) - momentum],
+                     parameters={m: mass, radius: 2.0, momentum: 1.5})
+
+
+def _identify(t, q, k, m, g):
+    direction = np.array([1.0, k]) / np.hypot(1.0, k)
+    design = np.column_stack([np.ones_like(t), t, t**2 / 2])
+    acceleration = np.linalg.lstsq(design, q @ direction, rcond=None)[0][2]
+    return m * acceleration + m * g * k / np.hypot(1.0, k)
+
+
+def _lesson05_low_frequency():
+    # independent of the package: det(K - w^2 M) = 0 of the linearized carriage pendulum, k = 20
+    m_c, m, length, k = 2.0, 1.0, 1.0, 20.0
+    mass = np.array([[m + m_c, m * length], [m * length, m * length**2]])
+    stiffness = np.diag([k, m * GRAVITY * length])
+    return float(np.sqrt(np.min(np.linalg.eigvals(np.linalg.solve(mass, stiffness)).real)))
+
+
+def _lesson06_period():
+    semi_major = 1.2 / (1 - 0.6**2)
+    return 2 * np.pi * np.sqrt(semi_major**3 / (1.0**2 / (1.0**2 * 1.2)))
+
+
+SOLUTIONS = [
+    (lesson05.check_1, ((1.5 + 0.5) * GRAVITY,)),
+    (lesson05.check_2, (_lesson05_low_frequency(),)),
+    (lesson05.check_3, (False,)),
+    (lesson05.check_4, (_spring_pendulum(),)),
+    (lesson06.check_1, (3.0**2 / (2.0 * 1.5),)),
+    (lesson06.check_2, (_lesson06_period(),)),
+    (lesson06.check_3, (True,)),
+    (lesson06.check_4, (_circle_model(),)),
+    (lesson07.check_1, ((-GRAVITY * 2 + 1 + 2 * 2) / np.sqrt(5),)),
+    (lesson07.check_2, (np.array([1.0, 2.0]) + 0.5 * np.array([2.0, -1.0]),)),
+    (lesson07.check_3, (False,)),
+    (lesson07.check_4, (_identify,)),
+]
+
+
+@pytest.mark.parametrize("check, answer", SOLUTIONS, ids=lambda v: getattr(v, "__qualname__", None) and
+                         f"{v.__module__.rsplit('.', 1)[-1]}.{v.__name__}")
+def test_published_solution_passes(check, answer):
+    feedback = check(*answer)
+    assert isinstance(feedback, Feedback)
+    assert feedback.correct, feedback.message
+
+
+# --- wrong answers: a wrong number, a wrong type, a string, the classic misconception ----------------------
+
+WRONG = [
+    (lesson05.check_1, 1.5 * GRAVITY, "rod 1 only"),
+    (lesson05.check_1, 0.5 * GRAVITY, "pin A"),
+    (lesson05.check_1, 25.0, "balance"),
+    (lesson05.check_1, "19.62", "one finite real number"),
+    (lesson05.check_1, [19.62, 0.0], "one finite real number"),
+    (lesson05.check_2, _lesson05_low_frequency() * 2, "linearize"),
+    (lesson05.check_2, _lesson05_low_frequency() / (2 * np.pi), "Hz"),
+    (lesson05.check_2, np.sqrt(GRAVITY), "fixed support"),
+    (lesson05.check_2, None, "None placeholder"),
+    (lesson05.check_3, True, "power theorem"),
+    (lesson05.check_3, "maybe", "True or False"),
+    (lesson05.check_4, _spring_pendulum(with_spring=False), "spring is missing"),
+    (lesson05.check_4, "theta", "udk.Model"),
+    (lesson05.check_4, _circle_model(), "one coordinate"),
+    (lesson06.check_1, 3.0**2 / (2.0**2 * 1.5), "k / m"),
+    (lesson06.check_1, 3.0**2 / (2.0 * 1.5 * 1.4), "eccentricity"),
+    (lesson06.check_1, "3", "one finite real number"),
+    (lesson06.check_1, float("nan"), "one finite real number"),
+    (lesson06.check_2, 2 * np.pi * (1.2 / (1 - 0.36)) ** 1.5, "mu = k / m"),
+    (lesson06.check_2, -1.0, "positive"),
+    (lesson06.check_2, 10.0, "T = 2 pi"),
+    (lesson06.check_3, False, "virtual"),
+    (lesson06.check_3, "no", "virtual"),
+    (lesson06.check_3, 3.0, "True or False"),
+    (lesson06.check_4, _circle_model(mass=1.0), "uniform motion on it needs"),
+    (lesson06.check_4, 42, "udk.Model"),
+    (lesson06.check_4, _spring_pendulum(), "two coordinates"),
+    (lesson07.check_1, -GRAVITY * 2 / np.sqrt(5), "ideal wire"),
+    (lesson07.check_1, (GRAVITY * 2 - 5) / np.sqrt(5), "sign"),
+    (lesson07.check_1, "fast", "one finite real number"),
+    (lesson07.check_2, [1.0, 2.0], "paper's own"),
+    (lesson07.check_2, [2.0, 2.0], "normal to the wire"),
+    (lesson07.check_2, 3.0, "shape (2,)"),
+    (lesson07.check_2, "1, 2", "shape (2,)"),
+    (lesson07.check_3, True, "cannot tell them apart"),
+    (lesson07.check_3, "yes", "cannot tell them apart"),
+    (lesson07.check_3, 1.5, "True or False"),
+    (lesson07.check_4, lambda t, q, k, m, g: 1.0, "Fit s(t)"),
+    (lesson07.check_4, lambda t, q, k, m, g: m * 2 * np.polyfit(t, q[:, 0], 2)[0], "Fit s(t)"),
+    (lesson07.check_4, lambda t, q, k, m, g: 1 / 0, "ZeroDivisionError"),
+    (lesson07.check_4, lambda t, q, k, m, g: "c", "one finite real number"),
+    (lesson07.check_4, 5, "a function"),
+]
+
+
+@pytest.mark.parametrize("check, answer, hint", WRONG)
+def test_wrong_answer_gets_hint(check, answer, hint):
+    feedback = check(answer)
+    assert isinstance(feedback, Feedback)
+    assert not feedback.correct
+    assert hint in feedback.message, feedback.message
