@@ -154,7 +154,9 @@ class SystemExplorer(Explorer):
     panels: Sequence[Panel] = ()
     heading: str = ""
     drift_limit: float = 1e-3  # largest constraint residual of a run drawn without a warning
-    figure_width: float = 9.4  # inches: fits JupyterLab's notebook column at 1366x768 with the file browser open
+    # Inches at 100 dpi, plus ipympl's toolbar: fits JupyterLab's notebook column at 1366x768 with the
+    # file browser open (about 945 px; tests/browser/test_every_lesson_browser.py measures it).
+    figure_width: float = 8.8
     row_height: float = 3.3
 
     def __init__(self, parameters: Mapping[str, ParameterSpec], *, extra: Mapping[str, ParameterSpec] | None = None,
