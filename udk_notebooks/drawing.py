@@ -319,9 +319,9 @@ class MechanismView:
                     style = FORCE_STYLES[kind]
                     arrow = ax.add_patch(FancyArrowPatch(
                         (0, 0), (0, 0), arrowstyle="-|>", mutation_scale=11, color=style["color"],
-                        lw=style["lw"], linestyle=style["ls"], shrinkA=0, shrinkB=0, zorder=5 + style["z"]))
+                        lw=style["lw"], linestyle=style["ls"], shrinkA=0, shrinkB=0, zorder=6.5 + style["z"]))  # over the bodies: never hidden
                     text = ax.text(0, 0, style["short"] if labels else "", color=style["color"], fontsize=8,
-                                   fontweight="bold", ha="center", va="center", zorder=7)
+                                   fontweight="bold", ha="center", va="center", zorder=7.5)
                     row.append((arrow, text))
                     self._artists += [arrow, text]
                 self._arrows.append(row)
@@ -479,6 +479,11 @@ class MechanismView:
                     text.set_visible(bool(np.all(np.abs(label) < SANE_REACH)))
                     text.set_position(tuple(label))
         self._clock.set_text(f"t = {t:.2f} s")
+
+    def joint_positions(self) -> dict[str, np.ndarray]:
+        """Where each drawn joint marker is now, by joint name, shape (2,) each."""
+        return {joint.name: np.asarray(marker.get_xydata(), dtype=float).reshape(-1, 2)[0]
+                for joint, marker in self._joints}
 
     def drawn_arrows(self) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
         """The force arrows on screen: ``(joint, kind, tail, tip)`` for each visible arrow, in metres."""
