@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 import sympy as sm
 
-from ._checks import check_vector
+from ._checks import finite_float, check_vector
 from .core import Motion, cholesky_or_none, solve
 from .model import TIME, Model
 
@@ -357,6 +357,7 @@ class CompiledModel:
             Accelerations and the impressed, ideal and nonideal forces. Friction
             contacts at rest are held when static friction can hold them.
         """
+        t = finite_float(t, "`t`")
         q, qd = self.check_state(q, qd)
         p = self.parameters(params)
         correction = None

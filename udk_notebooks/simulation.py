@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 from scipy.integrate import cumulative_trapezoid, solve_ivp
 
-from ._checks import as_finite_array
+from ._checks import as_finite_array, finite_float
 from .compiled import CompiledModel
 from ._threads import single_blas_thread
 from .core import Motion
@@ -337,28 +337,40 @@ def simulate(
         ``allow_unstable`` is false.
     """
     cm = _compiled(model)
-    t0, tf = (float(v) for v in as_finite_array(t_span, "t_span", 1)) if len(t_span) == 2 else (None, None)
-    if t0 is None or not tf > t0:
+    span = as_finite_array(t_span, "t_span", 1)
+    if span.shape != (2,) or not span[1] > span[0]:
         raise ValueError(f"`t_span` must be (t0, tf) with tf > t0; got {t_span!r}")
+    t0, tf = float(span[0]), float(span[1])
     if method not in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
         raise ValueError(f"`method` must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}; got {method!r}")
+    for name, flag in (("project", project), ("allow_unstable", allow_unstable), ("check_system", check_system)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"`{name}` must be True or False; got {flag!r}")
+    constraint_tol = finite_float(constraint_tol, "`constraint_tol`")
+    if constraint_tol < 0:
+        raise ValueError(f"`constraint_tol` must be >= 0; got {constraint_tol!r}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not finite_float(value, f"`{name}`") > 0:
+            raise ValueError(f"`{name}` must be a positive number; got {value!r}")
+    if t_eval is not None:
+        t_eval = as_finite_array(t_eval, "t_eval", 1)
+        if t_eval.size == 0 or np.any(np.diff(t_eval) <= 0) or t_eval[0] < t0 or t_eval[-1] > tf:
+            raise ValueError(f"`t_eval` must be increasing times inside `t_span` = ({t0:g}, {tf:g}); "
+                             f"got {t_eval.size} time(s)" + (f" from {t_eval[0]:g} to {t_eval[-1]:g}" if t_eval.size else ""))
     q, qd = cm.check_state(q0, qd0)
     p = cm.parameters(params)
     if project:
         q, qd = project_initial_state(cm, q, qd, t0, params)
     _check_initial(cm, t0, q, qd, p, constraint_tol)
     if method in FIXED_STEP_METHODS:
-        step = (tf - t0) / 1000 if step is None else float(step)
-        if not (math.isfinite(step) and step > 0):
-            raise ValueError(f"`step` must be a positive number; got {step!r}")
-    if not isinstance(allow_unstable, (bool, np.bool_)):
-        raise ValueError(f"`allow_unstable` must be True or False; got {allow_unstable!r}")
+        step = (tf - t0) / 1000 if step is None else finite_float(step, "`step`")
+        if not step > 0:
+            raise ValueError(f"`step` must be a positive number of seconds; got {step!r}")
+        _check_memory(cm, (tf - t0) / step, t_eval)
     if stabilization is not None and method in FIXED_STEP_METHODS and not allow_unstable:
         from .stabilization import check_gain
 
         check_gain(stabilization, method, step, cm.n_holonomic, cm.n_nonholonomic)  # raises unless bounded
-        if not isinstance(check_system, (bool, np.bool_)):
-            raise ValueError(f"`check_system` must be True or False; got {check_system!r}")
         if check_system:
             from .stabilization import system_stability
 
@@ -373,7 +385,8 @@ def simulate(
         limit = DIVERGENCE_FACTOR * (1.0 + float(np.abs(y).max(initial=0.0)))
         with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is stopped below, not warned about
             if method in FIXED_STEP_METHODS:
-                run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches, limit)
+                run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches, limit,
+                                       t_eval)
             else:
                 run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization,
                                           max_switches, limit)
@@ -390,16 +403,29 @@ def _runaway(y: np.ndarray, limit: float) -> str:
     return ""
 
 
-def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, limit):
+def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, limit, t_eval=None):
+    """Steps of equal length from t0 to tf (landing on every ``t_eval`` time, which alone are kept, if given)."""
     stepper = _rk4_step if method == "rk4" else _euler_step
     count = max(1, int(round((tf - t0) / h)))
-    grid = t0 + (tf - t0) * np.arange(count + 1) / count
-    times, states, log = [t0], [y], [modes]
+    if t_eval is None:
+        grid, keep = (lambda k: t0 + (tf - t0) * k / count), None  # computed on the fly: no array of every step
+        total = count
+    else:
+        uniform = t0 + (tf - t0) * np.arange(count + 1) / count
+        merged = np.union1d(uniform, t_eval)
+        merged = merged[np.concatenate([[True], np.diff(merged) > 1e-12 * max(1.0, abs(tf))])]  # no slivers
+        nearest = np.clip(np.searchsorted(merged, t_eval), 1, merged.size - 1)
+        nearest -= (t_eval - merged[nearest - 1]) < (merged[nearest] - t_eval)  # the closer neighbour
+        keep = np.zeros(merged.size, dtype=bool)
+        keep[nearest] = True
+        grid, total = merged.__getitem__, merged.size - 1
+    first_kept = keep is None or bool(keep[0])
+    times, states, log = ([t0], [y], [modes]) if first_kept else ([], [], [])
     t, switches = t0, 0
     seg = _Segment(cm, p, modes, stab)
     k = 1
-    while k <= count:
-        target = grid[k]
+    while k <= total:
+        target = grid(k)
         h_now = target - t
         y_new = stepper(seg.rhs, t, y, h_now)
         fired = np.flatnonzero((seg.switches(t, y) > 0) & (seg.switches(target, y_new) <= 0)) if modes else []
@@ -426,11 +452,29 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
             continue
         reason = _runaway(y_new, limit)
         if reason:
-            return np.array(times), np.array(states), log, (target, reason)
+            return np.array(times), np.array(states).reshape(len(times), -1), log, (target, reason)
         t, y = target, y_new
-        times.append(t), states.append(y), log.append(modes)
+        if keep is None or keep[k]:
+            times.append(t), states.append(y), log.append(modes)
         k += 1
-    return np.array(times), np.array(states), log, None
+    return np.array(times), np.array(states).reshape(len(times), -1), log, None
+
+
+MEMORY_LIMIT = 2**30
+"""Bytes a fixed-step run may use for its output; beyond it ``simulate`` asks for ``t_eval`` or a larger step."""
+
+
+def _check_memory(cm, steps: float, t_eval) -> None:
+    """Refuse a fixed-step run whose output would not fit in :data:`MEMORY_LIMIT`, before allocating it."""
+    samples = steps + 1 if t_eval is None else len(t_eval)
+    # per sample: q, q', q'' and three forces (6 n), residuals (m_h + m), energy and four powers
+    per_sample = 8 * (8 * cm.n + cm.n_holonomic + cm.m + 5) + 200  # and the Python lists while stepping
+    need = samples * per_sample
+    if need > MEMORY_LIMIT:
+        raise ValueError(
+            f"`step` gives {steps:.3g} steps, whose output needs about {need / 2**30:.1f} GiB "
+            f"(limit {MEMORY_LIMIT / 2**30:.0f} GiB): pass `t_eval` with the times you want kept "
+            "(the steps still land on them), or take a larger `step`")
 
 
 def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stab, max_switches, limit):

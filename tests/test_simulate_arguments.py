@@ -1,0 +1,70 @@
+"""simulate and motion refuse bad arguments by name, honour t_eval with fixed steps, and bound memory (issue 14)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from udk_notebooks import simulate
+from udk_notebooks.examples import chain
+
+
+@pytest.fixture(scope="module")
+def pendulum():
+    cm = chain.cartesian_pendulum().compile()
+    return cm, *chain.pendulum_initial_state(0.5)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"t_span": (0.0, "a")}, r"`t_span` must be a real 1-D array"),
+    ({"t_span": 5.0}, r"`t_span` must be 1-D"),
+    ({"t_span": (1.0, 0.0)}, r"`t_span` must be \(t0, tf\) with tf > t0"),
+    ({"step": "a"}, r"`step` must be a finite number"),
+    ({"step": -0.1}, r"`step` must be a positive number"),
+    ({"step": float("nan")}, r"`step` must be a finite number"),
+    ({"method": "RK45", "rtol": float("nan")}, r"`rtol` must be a finite number"),
+    ({"method": "RK45", "atol": -1.0}, r"`atol` must be a positive number"),
+    ({"constraint_tol": float("nan")}, r"`constraint_tol` must be a finite number"),
+    ({"constraint_tol": -1.0}, r"`constraint_tol` must be >= 0"),
+    ({"t_eval": [2.0]}, r"`t_eval` must be increasing times inside `t_span`"),
+    ({"t_eval": [0.5, 0.2]}, r"`t_eval` must be increasing"),
+    ({"project": "yes"}, r"`project` must be True or False"),
+    ({"step": 1e-9}, r"`step` gives 1e\+09 steps, whose output needs about .* GiB .* pass `t_eval`"),
+])
+def test_bad_arguments_are_refused_by_name(pendulum, arguments, message):
+    cm, q0, qd0 = pendulum
+    options = {"t_span": (0.0, 1.0), "method": "rk4", **arguments}
+    with pytest.raises(ValueError, match=message):
+        simulate(cm, options.pop("t_span"), q0, qd0, **options)
+
+
+def test_motion_refuses_a_time_that_is_not_a_number(pendulum):
+    cm, q0, qd0 = pendulum
+    with pytest.raises(ValueError, match=r"`t` must be a finite number"):
+        cm.motion(float("nan"), q0, qd0)
+
+
+@pytest.mark.parametrize("method", ["euler", "rk4"])
+def test_fixed_steps_honour_t_eval(pendulum, method):
+    cm, q0, qd0 = pendulum
+    full = simulate(cm, (0.0, 1.0), q0, qd0, method=method, step=0.01)
+    kept = simulate(cm, (0.0, 1.0), q0, qd0, method=method, step=0.01, t_eval=[0.0, 0.25, 1.0])
+    np.testing.assert_array_equal(kept.t, [0.0, 0.25, 1.0])
+    np.testing.assert_array_equal(kept.q, full.q[[0, 25, 100]])  # the same steps, only fewer kept
+    off_grid = simulate(cm, (0.0, 1.0), q0, qd0, method=method, step=0.01, t_eval=[0.123, 0.5])
+    np.testing.assert_allclose(off_grid.t, [0.123, 0.5], rtol=0, atol=1e-15)  # the steps land on them
+    np.testing.assert_allclose(off_grid.q[1], full.q[50], atol=1e-3 if method == "euler" else 1e-7)
+
+
+def test_many_steps_keep_memory_bounded_with_t_eval(pendulum):
+    cm, q0, qd0 = pendulum
+    tracemalloc.start()
+    try:
+        run = simulate(cm, (0.0, 200.0), q0, qd0, method="euler", step=1e-3, t_eval=np.linspace(0, 200, 11))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert run.t.size <= 11
+    assert peak < 20e6, f"peak {peak / 1e6:.0f} MB"  # every one of the 2e5 samples would take about 100 MB
