@@ -153,3 +153,18 @@ def test_static_export_shows_figure_and_animation(monkeypatch):
     assert shown[1].data.count("frames[") >= 10
     explorer.close()
     assert InteractiveShell  # IPython is importable here (the display route needs it)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"frames": 10}, "set `steps`"),
+    ({"steps": "a"}, "`steps` must be a whole number"),
+    ({"steps": 0}, "`steps` must be a whole number of at least 1"),
+    ({"speed": "fast"}, "`speed` must be a finite number"),
+])
+def test_constructor_arguments_are_refused_by_name(arguments, message):
+    from udk_notebooks.widgets import InclinedLineExplorer
+
+    with pytest.raises((TypeError, ValueError), match=message):
+        InclinedLineExplorer(**arguments)
+    with pytest.raises(ValueError, match="`frames` must be a whole number"):
+        EXPLORERS["kepler"](frames="a")

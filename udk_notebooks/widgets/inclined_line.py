@@ -32,13 +32,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator, NullLocator
 
+from .._checks import finite_float
 from ..compiled import CompiledModel
 from ..core import virtual_displacements
 from ..drawing import MechanismView, animate
 from ..examples import inclined_line
 from ..plotting import FORCE_STYLES, OKABE_ITO
 from ..simulation import Trajectory, simulate
-from .base import Explorer, parameter_table
+from .base import Explorer, _count, parameter_table
 from .system import trust_warning
 
 __all__ = ["InclinedLineExplorer", "InclinedLineResult"]
@@ -117,10 +118,11 @@ class InclinedLineExplorer(Explorer):
     horizon: tuple = (2.0, (0.5, 5.0), "simulated time span, in seconds")
 
     def __init__(self, *, steps: int | None = None, speed: float = 1.0, **kwargs):
-        self.steps = int(steps if steps is not None else type(self).steps)
-        if self.steps < 1:
-            raise ValueError(f"`steps` must be at least 1; got {steps}")
-        self.speed = float(speed)
+        if "frames" in kwargs:
+            raise TypeError("InclinedLineExplorer animates every RK4 step: set `steps` (frames = steps + 1), "
+                            "not `frames`")
+        self.steps = _count(steps if steps is not None else type(self).steps, "steps")
+        self.speed = finite_float(speed, "`speed`")
         self._drawn = {}
         self._slope = DEFAULT_SLOPE
         table = parameter_table(inclined_line.PARAMETERS, rename={"k": "slope"}, order=("m", "slope", "g", "c1", "c2"),
