@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .answers import Unsupported
+from .format import free_names
 
 __all__ = ["CheckResult", "Checker", "run_case"]
 
@@ -32,7 +33,8 @@ def run_case(code: str, namespace: dict, label: str, *, reads=(), show_line: boo
         Name shown in tracebacks, e.g. ``"q1, test 2"``.
     reads : sequence of str, optional
         Answer names the test reads: one that is :class:`~.answers.Unsupported`
-        (missing or not plain data) fails the test without running it.
+        (missing or not plain data) or still ``...`` fails the test without
+        running it.
     show_line : bool, optional
         Say which line of the test failed (public tests); hidden tests only
         give the exception's message.
@@ -47,6 +49,9 @@ def run_case(code: str, namespace: dict, label: str, *, reads=(), show_line: boo
     bad = [name for name in reads if isinstance(namespace.get(name), Unsupported)]
     if bad:
         return False, "; ".join(f"`{name}` {namespace[name].reason}" for name in bad)
+    stubs = [name for name in reads if namespace.get(name, None) is Ellipsis]
+    if stubs:
+        return False, "not answered yet: " + ", ".join(f"`{name}`" for name in stubs) + " still hold `...`"
     try:
         exec(compile(code, f"<{label}>", "exec"), namespace)
     except Exception as exc:  # a failing test, whatever it raised
@@ -109,7 +114,8 @@ class Checker:
             )
         data = json.loads(path.read_text())
         self.assignment = data["assignment"]
-        self._tests = {q: [t["code"] for t in tests] for q, tests in data["tests"].items()}
+        self._tests = {q: [(t["code"], tuple(free_names(t["code"]))) for t in tests]
+                       for q, tests in data["tests"].items()}
         self._hidden_included = bool(data.get("hidden_included", False))
 
     @property
@@ -133,8 +139,8 @@ class Checker:
         if env is None:
             env = sys._getframe(1).f_globals
         passed, failures = 0, []
-        for number, code in enumerate(self._tests[question], start=1):
-            ok, message = run_case(code, dict(env), f"{question}, check {number}")
+        for number, (code, reads) in enumerate(self._tests[question], start=1):
+            ok, message = run_case(code, dict(env), f"{question}, check {number}", reads=reads)
             if ok:
                 passed += 1
             else:
