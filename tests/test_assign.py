@@ -308,7 +308,7 @@ def graded(mini, tmp_path_factory):
         _submission(student, answers, folder / f"{name}.ipynb")
     (folder / "not_a_notebook.ipynb").write_text("{ this is not json")
     table = grade_folder(out / "autograder", folder, tmp_path_factory.mktemp("scores"),
-                         time_limit=60, cell_time_limit=4, case_time_limit=10)
+                         time_limit=120, cell_time_limit=15, case_time_limit=10)
     with table.open() as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     feedback = {name: json.loads((table.parent / f"{name}.json").read_text()) for name in rows}
@@ -331,7 +331,9 @@ def test_untouched_student_version_scores_zero_without_crashing(graded):
     rows, feedback = graded
     assert _scores(rows["untouched"]) == [0, 0, 0, 0] and rows["untouched"]["status"] == "ok"
     messages = [t["message"] for q in feedback["untouched"]["questions"] for t in q["tests"]]
-    assert all("not answered yet" in m for m in messages)
+    # `double = ...` is a stub; the block stub of q2 leaves `vec` undefined
+    assert all("not answered yet" in m or "`vec` is not defined in the submission" in m for m in messages)
+    assert feedback["untouched"]["questions"][0]["tests"][1]["message"] == "not answered yet: `double` is still `...`"
 
 
 @pytest.mark.slow
@@ -357,12 +359,12 @@ def test_an_endless_cell_is_stopped_and_costs_only_its_question(graded):
     assert _scores(rows["loops_q2"]) == [2, 3, 1, 6]
     execution = feedback["loops_q2"]["execution"]
     assert len(execution["timed_out_cells"]) == 1 and execution["kernel_restarts"] == 0
-    assert execution["seconds"] < 60
+    assert execution["seconds"] < 120
     # a loop that ignores the interrupt: a new kernel runs the notebook without that cell
     assert _scores(rows["deaf_loop_q1"]) == [0, 3, 1, 4]
     execution = feedback["deaf_loop_q1"]["execution"]
     assert execution["kernel_restarts"] == 1 and len(execution["timed_out_cells"]) == 1
-    assert execution["seconds"] < 60
+    assert execution["seconds"] < 120
 
 
 @pytest.mark.slow

@@ -51,7 +51,8 @@ def run_case(code: str, namespace: dict, label: str, *, reads=(), show_line: boo
         return False, "; ".join(f"`{name}` {namespace[name].reason}" for name in bad)
     stubs = [name for name in reads if namespace.get(name, None) is Ellipsis]
     if stubs:
-        return False, "not answered yet: " + ", ".join(f"`{name}`" for name in stubs) + " still hold `...`"
+        verb = "is" if len(stubs) == 1 else "are"
+        return False, "not answered yet: " + ", ".join(f"`{name}`" for name in stubs) + f" {verb} still `...`"
     try:
         exec(compile(code, f"<{label}>", "exec"), namespace)
     except Exception as exc:  # a failing test, whatever it raised

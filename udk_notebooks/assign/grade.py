@@ -183,7 +183,9 @@ def _interrupt(client) -> bool:
     """Interrupt the running cell; True when the kernel then answers a probe."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-    client.km.interrupt_kernel()
+    from jupyter_core.utils import run_sync
+
+    run_sync(client.km.interrupt_kernel)()  # nbclient's manager is asynchronous
     try:
         _run_extra(client, "pass", PROBE_TIMEOUT)
     except (CellTimeoutError, DeadKernelError):
