@@ -8,6 +8,7 @@ result counts.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sys
 import traceback
@@ -49,6 +50,10 @@ def run_case(code: str, namespace: dict, label: str, *, reads=(), show_line: boo
     bad = [name for name in reads if isinstance(namespace.get(name), Unsupported)]
     if bad:
         return False, "; ".join(f"`{name}` {namespace[name].reason}" for name in bad)
+    undefined = [name for name in reads if name not in namespace and name not in vars(builtins)]
+    if undefined:
+        names = ", ".join(f"`{name}`" for name in undefined)
+        return False, f"not answered yet: {names} not defined (run the cells above first)"
     stubs = [name for name in reads if namespace.get(name, None) is Ellipsis]
     if stubs:
         verb = "is" if len(stubs) == 1 else "are"
