@@ -4,7 +4,8 @@
 #   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
 #   make site                                 the lessons executed, as a static HTML site in build/site
 #   make assignments                          assignments/*.ipynb -> build/assignments/<name>/{student,solutions,autograder}
-#   make grade SUBMISSIONS=dir ASSIGNMENT=name   grade a folder of notebooks -> build/scores/<name>/scores.csv
+#   make grade SUBMISSIONS=dir ASSIGNMENT=name [GRADE_ARGS='--cell-time-limit 30']
+#                                             grade a folder of notebooks -> build/scores/<name>/scores.csv
 
 PYTHON      ?= python3
 VENV        ?= .venv
@@ -49,6 +50,7 @@ site: venv
 ASSIGNMENT  ?=
 SUBMISSIONS ?=
 SCORES      ?= build/scores/$(ASSIGNMENT)
+GRADE_ARGS  ?=
 
 assignments: venv
 	$(PIP) install --quiet -e '.[assign]'
@@ -61,7 +63,7 @@ grade: venv
 		{ echo "build/assignments/$(ASSIGNMENT) is missing: run make assignments first"; exit 2; }
 	$(PIP) install --quiet -e '.[assign]'
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.assign grade build/assignments/$(ASSIGNMENT)/autograder \
-		$(SUBMISSIONS) --out $(SCORES)
+		$(SUBMISSIONS) --out $(SCORES) $(GRADE_ARGS)
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .hypothesis test-artifacts

@@ -355,16 +355,16 @@ def test_a_raising_cell_costs_only_its_question(graded):
 @pytest.mark.slow
 def test_an_endless_cell_is_stopped_and_costs_only_its_question(graded):
     rows, feedback = graded
-    # the loop runs after `vec` is set: the answer survives, the interrupted cell is reported
-    assert _scores(rows["loops_q2"]) == [2, 3, 1, 6]
-    execution = feedback["loops_q2"]["execution"]
-    assert len(execution["timed_out_cells"]) == 1 and execution["kernel_restarts"] == 0
-    assert execution["seconds"] < 120
-    # a loop that ignores the interrupt: a new kernel runs the notebook without that cell
+    # a new kernel runs the notebook without the endless cell: its question loses its points
+    # (even though `vec` was set before the loop), the others keep theirs
+    assert _scores(rows["loops_q2"]) == [2, 0, 1, 3]
+    # the same for a loop that ignores interrupts
     assert _scores(rows["deaf_loop_q1"]) == [0, 3, 1, 4]
-    execution = feedback["deaf_loop_q1"]["execution"]
-    assert execution["kernel_restarts"] == 1 and len(execution["timed_out_cells"]) == 1
-    assert execution["seconds"] < 120
+    for name in ("loops_q2", "deaf_loop_q1"):
+        execution = feedback[name]["execution"]
+        assert len(execution["timed_out_cells"]) == 1 and execution["kernel_restarts"] == 1
+        assert execution["seconds"] < 120 and not execution["out_of_time"]
+        assert "timed out" in rows[name]["status"]
 
 
 @pytest.mark.slow

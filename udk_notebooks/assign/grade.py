@@ -5,9 +5,11 @@ For each submitted notebook :func:`grade_notebook`
 1. copies it into an empty temporary folder with the public checks file (so
    its ``grader.check`` cells run) and executes its code cells one by one in a
    fresh kernel (nbclient). A cell that raises is recorded and execution goes
-   on; a cell that runs past ``cell_time_limit`` is interrupted, and if the
-   kernel does not come back, or dies, a new kernel runs the notebook again
-   without the offending cells. All of it fits in ``time_limit`` per notebook;
+   on. When a cell runs past ``cell_time_limit`` or kills its kernel, the
+   kernel is shut down and a new one runs the notebook again without the
+   offending cells (a kernel that ignored or survived an interrupt could not
+   be trusted to report the later cells). All of it fits in ``time_limit``
+   per notebook;
 2. asks that kernel for the values of every answer name, as plain data
    (:mod:`udk_notebooks.assign.answers`), then shuts it down;
 3. runs the public and hidden tests in a new, isolated Python process
@@ -41,14 +43,11 @@ from .format import Assignment, Question
 
 __all__ = ["ExecutionReport", "execute_submission", "grade_folder", "grade_notebook", "load_autograder", "score"]
 
-PROBE_TIMEOUT = 10.0
-"""Seconds an interrupted kernel has to answer a probe before it is replaced."""
-
 ANSWER_TIMEOUT = 60.0
 """Seconds the kernel has to hand over the answers after the last cell."""
 
-MAX_RESTARTS = 3
-"""New kernels started for one submission after a kernel died or hung."""
+MAX_RESTARTS = 5
+"""New kernels started for one submission after a cell timed out or killed its kernel."""
 
 
 @dataclass
@@ -157,10 +156,8 @@ def execute_submission(nb, workdir: str | Path, answer_names, *, time_limit: flo
                 except CellTimeoutError:
                     timed_out.append(index)
                     skip.add(index)
-                    if not _interrupt(client):
-                        broken = True
-                        break
-                    continue
+                    broken = True  # nbclient cannot be trusted with a kernel that outran it: start anew
+                    break
                 except DeadKernelError:
                     died.append(index)
                     skip.add(index)
@@ -177,20 +174,6 @@ def execute_submission(nb, workdir: str | Path, answer_names, *, time_limit: flo
     answers_file.unlink(missing_ok=True)
     answers_file.parent.rmdir()
     return ExecutionReport(answers, errors, timed_out, died, restarts, out_of_time, time.monotonic() - start)
-
-
-def _interrupt(client) -> bool:
-    """Interrupt the running cell; True when the kernel then answers a probe."""
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
-    from jupyter_core.utils import run_sync
-
-    run_sync(client.km.interrupt_kernel)()  # nbclient's manager is asynchronous
-    try:
-        _run_extra(client, "pass", PROBE_TIMEOUT)
-    except (CellTimeoutError, DeadKernelError):
-        return False
-    return True
 
 
 def _run_extra(client, source: str, timeout: float):
