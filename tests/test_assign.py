@@ -208,7 +208,8 @@ def test_answers_take_only_plain_data():
     import sympy as sm
 
     assert np.array_equal(decode(encode(sm.Matrix([[1, 2]]))), [[1.0, 2.0]])
-    for value in (_Liar(), lambda x: x, np.zeros(200_001), {1: 2}, np.array(["a", "b"])):
+    shared = list(range(1000))
+    for value in (_Liar(), lambda x: x, np.zeros(200_001), {1: 2}, np.array(["a", "b"]), [shared] * 1000):
         assert isinstance(decode(encode(value)), Unsupported)
     assert isinstance(decode({"t": "missing", "v": None}), Missing)
     # the payload is parsed, never evaluated
@@ -252,6 +253,19 @@ def test_checker_reports_and_never_raises(mini, tmp_path):
         grader.check("q9", {})
     with pytest.raises(FileNotFoundError, match="`path`"):
         Checker(tmp_path / "nowhere.json")
+
+
+def test_checker_needs_only_the_plain_install(mini):
+    """A student's kernel may lack nbformat, nbclient and PyYAML (VS Code, a hub image)."""
+    _, out, _ = mini
+    probe = ("import sys\n"
+             "for name in ('nbformat', 'nbclient', 'yaml'):\n"
+             "    sys.modules[name] = None  # importing them now fails\n"
+             "from udk_notebooks.assign import Checker\n"
+             f"print(Checker({str(out / 'student' / 'mini_checks.json')!r}).check('q3', {{'word': 'udk'}}))")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "q3: all 1 public check(s) passed (hidden tests run when grading)"
 
 
 def test_trusted_runner_keeps_questions_apart():

@@ -16,12 +16,28 @@ Command line (``python -m udk_notebooks.assign --help``)::
     python -m udk_notebooks.assign grade AUTOGRADER SUBMISSIONS --out scores
 
 This subpackage depends on the solver, nbformat and nbclient, never on the widgets.
+Building and grading (nbformat, nbclient, PyYAML: the ``assign`` extra) load on
+first use, so that a student's kernel with the plain install can import
+:class:`Checker`.
 """
 
-from .build import BuildError, build_all, build_assignment, export_otter, solution_notebook, student_notebook
+from importlib import import_module
+
 from .checks import CheckResult, Checker, run_case
 from .format import Assignment, AssignmentFormatError, Question, TestCase, read_master, strip_solution
-from .grade import ExecutionReport, execute_submission, grade_folder, grade_notebook, load_autograder
+
+_LAZY = {
+    **dict.fromkeys(["BuildError", "build_all", "build_assignment", "export_otter", "solution_notebook",
+                     "student_notebook"], "build"),
+    **dict.fromkeys(["ExecutionReport", "execute_submission", "grade_folder", "grade_notebook",
+                     "load_autograder"], "grade"),
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     # the format

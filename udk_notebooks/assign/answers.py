@@ -36,11 +36,11 @@ class Missing(Unsupported):
     """Stands for a name the submission never defined (its cell raised, timed out or was deleted)."""
 
 
-def _count(value) -> int:
-    return int(np.size(value)) if isinstance(value, np.ndarray) else len(value)
+class _TooLarge(Exception):
+    pass
 
 
-def encode(value, depth: int = 0):
+def encode(value):
     """``value`` as JSON-ready tagged data: ``{"t": kind, "v": payload}``.
 
     Kinds: ``none``, ``bool``, ``int``, ``float`` (``inf``/``nan`` as strings),
@@ -48,8 +48,24 @@ def encode(value, depth: int = 0):
     keys), ``array`` (numeric ndarray: ``dtype``, ``shape``, flat ``real`` and
     ``imag``), and ``unsupported`` with the reason. Objects that numpy turns
     into a numeric array (sympy matrices of numbers, nested sequences) are
-    arrays; numpy scalars are numbers.
+    arrays; numpy scalars are numbers. One answer holds at most
+    :data:`MAX_ELEMENTS` items and numbers in all, nested at most 20 deep.
     """
+    budget = [MAX_ELEMENTS]
+    try:
+        return _encode(value, 0, budget)
+    except _TooLarge:
+        return {"t": "unsupported", "v": f"more than {MAX_ELEMENTS} numbers or items"}
+
+
+def _spend(budget: list, count: int) -> None:
+    budget[0] -= count
+    if budget[0] < 0:
+        raise _TooLarge
+
+
+def _encode(value, depth: int, budget: list):
+    _spend(budget, 1)
     if depth > 20:
         return {"t": "unsupported", "v": "nested more than 20 levels deep"}
     if value is None:
@@ -65,19 +81,18 @@ def encode(value, depth: int = 0):
     if isinstance(value, (complex, np.complexfloating)):
         return {"t": "complex", "v": [repr(float(value.real)), repr(float(value.imag))]}
     if isinstance(value, str):
-        return {"t": "str", "v": value[:MAX_ELEMENTS]}
+        _spend(budget, len(value) // 100)
+        return {"t": "str", "v": value}
     if isinstance(value, (list, tuple)):
-        if len(value) > MAX_ELEMENTS:
-            return {"t": "unsupported", "v": f"a {type(value).__name__} of more than {MAX_ELEMENTS} items"}
-        return {"t": type(value).__name__, "v": [encode(item, depth + 1) for item in value]}
+        return {"t": type(value).__name__, "v": [_encode(item, depth + 1, budget) for item in value]}
     if isinstance(value, dict):
-        if not all(isinstance(key, str) for key in value) or len(value) > MAX_ELEMENTS:
+        if not all(isinstance(key, str) for key in value):
             return {"t": "unsupported", "v": "a dict whose keys are not all strings"}
-        return {"t": "dict", "v": {key: encode(item, depth + 1) for key, item in value.items()}}
-    return _encode_array(value)
+        return {"t": "dict", "v": {key: _encode(item, depth + 1, budget) for key, item in value.items()}}
+    return _encode_array(value, budget)
 
 
-def _encode_array(value):
+def _encode_array(value, budget: list):
     kind = type(value).__name__
     try:
         array = np.asarray(value)
@@ -89,10 +104,9 @@ def _encode_array(value):
         return {"t": "unsupported", "v": f"a {kind}, not a number or an array of numbers"}
     if array.dtype.kind not in "biufc":
         return {"t": "unsupported", "v": f"a {kind} of {array.dtype}, not of numbers"}
-    if array.size > MAX_ELEMENTS:
-        return {"t": "unsupported", "v": f"an array of more than {MAX_ELEMENTS} numbers"}
+    _spend(budget, array.size)
     if array.ndim == 0:
-        return encode(array.item())
+        return _encode(array.item(), 0, budget)
     flat = array.ravel()
     payload = {"dtype": array.dtype.kind, "shape": list(array.shape),
                "real": [repr(float(x)) for x in flat.real]}

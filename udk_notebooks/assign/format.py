@@ -43,9 +43,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-import yaml
-
 __all__ = [
     "Assignment",
     "AssignmentFormatError",
@@ -113,7 +110,7 @@ class MasterCell:
     on the last cell of a question (the place of its ``grader.check`` cell).
     """
 
-    cell: nbformat.NotebookNode
+    cell: "nbformat.NotebookNode"
     role: str
     question: str | None
     check_after: str | None = None
@@ -173,6 +170,8 @@ def _first_line(cell) -> str:
 
 
 def _yaml(text: str, where: str) -> dict:
+    import yaml
+
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
@@ -350,6 +349,8 @@ def read_master(path: str | Path) -> Assignment:
         or without tests, duplicate question names, tests outside a question, or
         a test that reads a name nothing defines.
     """
+    import nbformat  # here, not at the top: students' kernels import this module for `Checker`
+
     path = Path(path)
     if path.suffix != ".ipynb" or not path.is_file():
         raise ValueError(f"`path` must be an existing .ipynb master notebook; got {str(path)!r}")

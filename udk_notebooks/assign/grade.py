@@ -30,6 +30,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -171,8 +172,7 @@ def execute_submission(nb, workdir: str | Path, answer_names, *, time_limit: flo
         if not broken or restarts >= MAX_RESTARTS or time.monotonic() >= deadline:
             break
         restarts += 1
-    answers_file.unlink(missing_ok=True)
-    answers_file.parent.rmdir()
+    shutil.rmtree(answers_file.parent, ignore_errors=True)
     return ExecutionReport(answers, errors, timed_out, died, restarts, out_of_time, time.monotonic() - start)
 
 
