@@ -158,6 +158,7 @@ def test_read_master_questions_points_and_answers(mini):
     (lambda cells: cells[:11] + [new_code_cell("assert undefined_thing == 1")] + cells[11:], "which no cell defines"),
     (lambda cells: [c if "name: q2" not in c.source else new_raw_cell("# BEGIN QUESTION\nname: q1")
                     for c in cells], "two questions are named"),
+    (lambda cells: cells[:3] + [new_code_cell("hint = 2  # SOLUTION")] + cells[3:], "would reach students"),
     (lambda cells: [c if "hidden: true" not in c.source else new_code_cell(c.source.replace("hidden: true", "hidden: true\npoints: 2"))
                     for c in cells], "carry 2 points but the question has `points: 3`"),
 ])

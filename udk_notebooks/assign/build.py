@@ -22,6 +22,7 @@ autograder, and the build fails unless they get full marks.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -193,10 +194,8 @@ def export_otter(master: str | Path, out: str | Path) -> Path:
     Needs otter-grader (``pip install 'udk-notebooks[otter]'``). Returns ``out``;
     ``out/autograder`` holds otter's student-facing and Gradescope files.
     """
-    try:
-        import otter  # noqa: F401  (only to say clearly when it is missing)
-    except ImportError:
-        raise BuildError("`otter=True` needs otter-grader: pip install 'udk-notebooks[otter]'") from None
+    if importlib.util.find_spec("otter") is None:
+        raise BuildError("`otter=True` needs otter-grader: pip install 'udk-notebooks[otter]'")
     out = Path(out)
     shutil.rmtree(out, ignore_errors=True)
     run = subprocess.run([sys.executable, "-m", "otter", "assign", "--no-pdfs", str(master), str(out)],

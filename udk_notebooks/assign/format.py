@@ -42,6 +42,10 @@ import builtins
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = [
     "Assignment",
@@ -110,7 +114,7 @@ class MasterCell:
     on the last cell of a question (the place of its ``grader.check`` cell).
     """
 
-    cell: "nbformat.NotebookNode"
+    cell: NotebookNode
     role: str
     question: str | None
     check_after: str | None = None
@@ -409,6 +413,12 @@ def read_master(path: str | Path) -> Assignment:
         elif block == "solution":
             cells.append(MasterCell(cell, "solution", qname))
         else:
+            if cell.cell_type == "code" and any(_BEGIN_SOLUTION.match(line) or _SUFFIX.search(line)
+                                                for line in cell.source.splitlines()):
+                raise AssignmentFormatError(
+                    f"{where}: a solution marker outside `# BEGIN SOLUTION` / `# END SOLUTION` raw cells "
+                    "would reach students; put the cell inside a solution block"
+                )
             cells.append(MasterCell(cell, "given", qname))
     if question is not None or block is not None:
         raise AssignmentFormatError(f"{path.name}: the notebook ends inside question {question[0]['name'] if question else ''} "
