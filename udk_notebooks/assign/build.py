@@ -196,10 +196,10 @@ def export_otter(master: str | Path, out: str | Path) -> Path:
     """
     if importlib.util.find_spec("otter") is None:
         raise BuildError("`otter=True` needs otter-grader: pip install 'udk-notebooks[otter]'")
-    out = Path(out)
+    master, out = Path(master).resolve(), Path(out).resolve()
     shutil.rmtree(out, ignore_errors=True)
     run = subprocess.run([sys.executable, "-m", "otter", "assign", "--no-pdfs", str(master), str(out)],
-                         capture_output=True, text=True, cwd=Path(master).parent)
+                         capture_output=True, text=True, cwd=master.parent)
     if run.returncode != 0:
         raise BuildError(f"otter assign failed on {Path(master).name}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
     return out
