@@ -2,9 +2,9 @@
 
 For each submitted notebook :func:`grade_notebook`
 
-1. copies it into an empty temporary folder with the public checks file (so
-   its ``grader.check`` cells run) and executes its code cells one by one in a
-   fresh kernel (nbclient). A cell that raises is recorded and execution goes
+1. executes its code cells one by one in a fresh kernel (nbclient) whose
+   working folder is an empty temporary one holding only the public checks
+   file (so its ``grader.check`` cells run). A cell that raises is recorded and execution goes
    on. When a cell runs past ``cell_time_limit`` or kills its kernel, the
    kernel is shut down and a new one runs the notebook again without the
    offending cells (a kernel that ignored or survived an interrupt could not
