@@ -534,7 +534,7 @@ def test_problem_sets_graded_from_the_command_line(built_sets, tmp_path):
 
 @pytest.mark.slow
 def test_problem_set_tests_accept_other_correct_forms(built_sets):
-    """Scaled and recombined constraint rows, another virtual-displacement basis, other valid gains."""
+    """Recombined constraint rows, another virtual-displacement basis, other valid gains, other c."""
     out, _ = built_sets
     spec = json.loads((out / "ps1_slider_pendulum" / "autograder" / "assignment.json").read_text())
     given: dict = {}
@@ -575,6 +575,19 @@ def test_problem_set_tests_accept_other_correct_forms(built_sets):
         answers = {"rk4_alpha": encode(alpha), "rk4_beta": encode(beta), "rk4_step": encode(step)}
         results = run_job({"given": spec2["given"], "answers": answers, "questions": q3})["results"]
         assert results["q3"][1]["passed"] is ok, (alpha, beta, step, results)
+    # problem set 4: any c with the right component along the line explains the experiment
+    spec4 = json.loads((out / "ps4_identify_nonideal" / "autograder" / "assignment.json").read_text())
+    q4 = [{"name": "q4", "answers": ["c_vector"],
+           "tests": [{"code": t["code"], "hidden": t["hidden"], "reads": t["reads"]}
+                     for t in spec4["questions"][3]["tests"]]}]
+    from udk_notebooks.examples import inclined_line
+
+    nonideal = inclined_line.exact_motion(m=2.0, k=1.5, c1=0.7, c2=-1.2).nonideal
+    for c, ok in [(nonideal, True), (nonideal + 3.0 * np.array([1.5, -1.0]), True), ([0.7, -1.2], True),
+                  (2 * nonideal, False), ([1.0, 2.0], False)]:
+        results = run_job({"given": spec4["given"], "answers": {"c_vector": encode(np.asarray(c))},
+                           "questions": q4})["results"]
+        assert results["q4"][1]["passed"] is ok, (c, results)
 
 
 # --------------------------------------------------------------------------- otter-grader export
