@@ -63,7 +63,7 @@ def _clean(cell):
     return cell
 
 
-def _notebook(assignment: Assignment, student: bool):
+def _notebook(assignment: Assignment, student: bool) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(assignment.metadata))
     public = {q.name for q in assignment.questions if q.public_tests}
     checked = {q.name for q in assignment.questions if not q.manual}
@@ -94,12 +94,12 @@ def _notebook(assignment: Assignment, student: bool):
     return nb
 
 
-def student_notebook(assignment: Assignment):
+def student_notebook(assignment: Assignment) -> nbformat.NotebookNode:
     """The student version (no outputs, solutions stubbed, tests removed)."""
     return _notebook(assignment, student=True)
 
 
-def solution_notebook(assignment: Assignment):
+def solution_notebook(assignment: Assignment) -> nbformat.NotebookNode:
     """The solutions version before execution (solution code and prose, check cells for every question)."""
     return _notebook(assignment, student=False)
 
