@@ -3,6 +3,9 @@
 #   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on a working copy of lessons/ in my-lessons/
 #   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
 #   make site                                 the lessons executed, as a static HTML site in build/site
+#   make assignments                          assignments/*.ipynb -> build/assignments/<name>/{student,solutions,autograder}
+#   make grade SUBMISSIONS=dir ASSIGNMENT=name [GRADE_ARGS='--cell-time-limit 30']
+#                                             grade a folder of notebooks -> build/scores/<name>/scores.csv
 
 PYTHON      ?= python3
 VENV        ?= .venv
@@ -49,6 +52,25 @@ site: venv
 	$(PIP) install --quiet -e '.[site]'
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.site build/site
 	@echo "== open build/site/index.html, or serve it: $(VPY) -m http.server -d build/site"
+
+.PHONY: assignments grade
+ASSIGNMENT  ?=
+SUBMISSIONS ?=
+SCORES      ?= build/scores/$(ASSIGNMENT)
+GRADE_ARGS  ?=
+
+assignments: venv
+	$(PIP) install --quiet -e '.[assign]'
+	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.assign build assignments build/assignments
+
+grade: venv
+	@test -n "$(SUBMISSIONS)" -a -n "$(ASSIGNMENT)" || { echo "usage: make grade SUBMISSIONS=folder ASSIGNMENT=name" \
+		"(one of: $(notdir $(basename $(wildcard assignments/*.ipynb))))"; exit 2; }
+	@test -f build/assignments/$(ASSIGNMENT)/autograder/assignment.json || \
+		{ echo "build/assignments/$(ASSIGNMENT) is missing: run make assignments first"; exit 2; }
+	$(PIP) install --quiet -e '.[assign]'
+	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.assign grade build/assignments/$(ASSIGNMENT)/autograder \
+		$(SUBMISSIONS) --out $(SCORES) $(GRADE_ARGS)
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .hypothesis test-artifacts
