@@ -68,3 +68,21 @@ def test_many_steps_keep_memory_bounded_with_t_eval(pendulum):
         tracemalloc.stop()
     assert run.t.size <= 11
     assert peak < 20e6, f"peak {peak / 1e6:.0f} MB"  # every one of the 2e5 samples would take about 100 MB
+
+
+@pytest.mark.parametrize("method", ["DOP853", "RK45", "LSODA", "rk4"])
+@pytest.mark.parametrize("ulps", [-1, 0, 1])
+def test_friction_at_the_angle_of_repose_sticks_for_every_method(method, ulps):
+    """mu = mu_s within a rounding step of tan(alpha): the block stops and stays (HOLD_RTOL), never chatters."""
+    from udk_notebooks.examples import incline_friction
+
+    alpha = np.pi / 6
+    mu = float(np.tan(alpha))
+    for _ in range(abs(ulps)):
+        mu = float(np.nextafter(mu, 0.0 if ulps < 0 else 1.0))
+    params = dict(alpha=alpha, mu=mu, mu_s=mu)
+    q0, qd0 = incline_friction.initial_state(2.0, **params)
+    run = simulate(incline_friction.model().compile(), (0.0, 2.0), q0, qd0, method=method, params=params)
+    assert run.modes[-1, 0] == 0 and np.abs(run.qd[-1]).max() < 1e-12
+    stop = 2.0**2 / (2 * 9.81 * (np.sin(alpha) + mu * np.cos(alpha)))  # distance up the slope
+    np.testing.assert_allclose(run.q[-1], stop * np.array([np.cos(alpha), np.sin(alpha)]), rtol=1e-8)

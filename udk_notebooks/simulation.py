@@ -17,7 +17,7 @@ import numpy as np
 from scipy.integrate import cumulative_trapezoid, solve_ivp
 
 from ._checks import as_finite_array, finite_float
-from .compiled import CompiledModel
+from .compiled import HOLD_RTOL, CompiledModel
 from ._threads import single_blas_thread
 from .core import Motion
 from .errors import ConstraintViolationError, UnstableGainError
@@ -229,7 +229,7 @@ class _Segment:
             else:
                 if ratios is None:
                     ratios = self.motion(t, y)[1]
-                values[i] = 1.0 - abs(ratios[i])
+                values[i] = 1.0 + HOLD_RTOL - abs(ratios[i])  # the same margin as CompiledModel.release
         return values
 
 
