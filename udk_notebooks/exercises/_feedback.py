@@ -25,6 +25,7 @@ _GREEN = "#009E73"
 _AMBER = "#E69F00"
 _CORRECT = "Correct."
 _NOT_YET = "Not yet:"
+_NOT_ATTEMPTED = "not attempted yet: replace the None placeholder(s) with your answer and run the cell again."
 
 
 class AnswerFormError(ValueError):
@@ -244,8 +245,10 @@ def checker(expected_form: str):
         A decorator. The decorated check returns the function's
         :class:`Feedback`; an :class:`AnswerFormError` becomes
         ``Feedback(False, <its message>)``; any other exception becomes
-        ``Feedback(False, "could not check ... expected form: ...")``. A
-        student never sees a traceback from a check.
+        ``Feedback(False, "could not check ... expected form: ...")``; when
+        every positional argument is still the placeholder ``None``, the feedback says
+        the exercise is not attempted yet. A student never sees a traceback
+        from a check.
     """
     if not isinstance(expected_form, str) or not expected_form.strip():
         raise TypeError("`expected_form` must be a non-empty str describing the answer, e.g. 'a number in m'")
@@ -253,6 +256,9 @@ def checker(expected_form: str):
     def decorate(check):
         @functools.wraps(check)
         def wrapper(*args, **kwargs) -> Feedback:
+            # the answers are the positional arguments; keywords are options such as an explorer
+            if args and all(answer is None for answer in args):
+                return Feedback(False, _NOT_ATTEMPTED)
             try:
                 result = check(*args, **kwargs)
             except AnswerFormError as exc:
