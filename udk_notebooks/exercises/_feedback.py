@@ -25,7 +25,7 @@ _GREEN = "#009E73"
 _AMBER = "#E69F00"
 _CORRECT = "Correct."
 _NOT_YET = "Not yet:"
-_NOT_ATTEMPTED = "not attempted yet: replace the None placeholder(s) with your answer and run the cell again."
+_NOT_ATTEMPTED = "replace the None placeholder(s) with your answer and run the cell again."
 
 
 class AnswerFormError(ValueError):

@@ -44,7 +44,7 @@ def check_1(k_deadbeat) -> Feedback:
     k = number(k_deadbeat, name="k_deadbeat", unit="1/s")
     factor = stabilization.amplification_matrix("euler", DEADBEAT_STEP, -k * np.eye(2))
     if np.allclose(factor, 0.0, atol=1e-9):
-        return Feedback(True, f"K = {k:g} makes I + tau K = 0: an error is gone one step after it is made.")
+        return Feedback(True, f"The gain k = {k:g} makes I + tau K = 0: an error is gone one step after it is made.")
     if abs(k * DEADBEAT_STEP - 2.0) < 1e-6:
         return Feedback(False, "that k is the edge of Euler's stable interval, where I + tau K = -I: the error "
                                "flips sign every step and never shrinks. Solve 1 - k tau = 0 instead.")
@@ -151,7 +151,7 @@ def check_4(alpha_answer, beta_answer) -> Feedback:
     characteristic = np.poly(error)
     target = np.poly([CRITICAL_ROOT, CRITICAL_ROOT])
     if np.allclose(characteristic, target, rtol=1e-9, atol=1e-9):
-        return Feedback(True, f"Alpha = {alpha:g}, beta = {beta:g} is critically damped: (s + 4)^2 = s^2 + 8 s + 16.")
+        return Feedback(True, f"The gains alpha = {alpha:g}, beta = {beta:g} are critically damped: (s + 4)^2 = s^2 + 8 s + 16.")
     if math.isclose(alpha, target[1], rel_tol=1e-9) and math.isclose(beta, target[2], rel_tol=1e-9):
         return Feedback(False, "the polynomial is s^2 + 2 alpha s + beta^2: match 2 alpha and beta^2, not alpha and beta.")
     return Feedback(False, f"your eigenvalues are {np.round(eigenvalues, 4)}. Match s^2 + 2 alpha s + beta^2 with (s + 4)^2.")
