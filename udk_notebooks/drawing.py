@@ -331,6 +331,36 @@ class MechanismView:
         """Every artist that moves from one instant to the next (for blitting)."""
         return list(self._artists)
 
+    @property
+    def run_artists(self) -> list:
+        """The artists that change only with the run: the fixed guides' lines and the trace."""
+        fixed = [line for guide, line in self._guides if not guide.moving]
+        return fixed + ([self._trace] if self._trace is not None else [])
+
+    def set_mechanism(self, mechanism: Mechanism) -> None:
+        """Show ``mechanism``, of the same structure, instead (new parameter values: lengths, slopes).
+
+        Raises
+        ------
+        ValueError
+            When ``mechanism`` has other joints, parts, guides or force sites.
+        """
+        if not isinstance(mechanism, Mechanism):
+            raise TypeError(f"`mechanism` must be a Mechanism; got {type(mechanism).__name__}")
+        old = self.mechanism
+        same = ([j.name for j in old.joints] == [j.name for j in mechanism.joints]
+                and [type(p) for p in old.parts] == [type(p) for p in mechanism.parts]
+                and len(old.guides) == len(mechanism.guides) and len(old.forces) == len(mechanism.forces))
+        if not same:
+            raise ValueError("`mechanism` must have the same joints, parts, guides and force sites as the one shown")
+        self.mechanism = mechanism
+        self._parts = [(part, artist) for part, (_, artist) in zip(mechanism.parts, self._parts)]
+        self._guides = [(guide, line) for guide, (_, line) in zip(mechanism.guides, self._guides)]
+        for guide, line in self._guides:
+            if not guide.moving:
+                path = np.asarray(guide.path(0.0), dtype=float)
+                line.set_data(path[:, 0], path[:, 1])
+
     def fit_forces(self, trajectory: Trajectory, share: float = 0.3) -> float:
         """Choose :attr:`force_scale` so the largest force of the run is ``share`` of the scene's size.
 
@@ -417,6 +447,7 @@ class MechanismView:
                 circle, spoke = artist
                 center = where[part.at]
                 circle.center = tuple(center)
+                circle.set_radius(part.radius)
                 if spoke is not None:
                     angle = float(part.spin(np.asarray(q, dtype=float), t))
                     tip = center + part.radius * np.array([math.cos(angle), math.sin(angle)])
