@@ -322,3 +322,14 @@ def test_lesson_modules_import_nothing_from_the_widgets():
         source = inspect.getsource(module)
         assert "widgets" not in re.findall(r"^from \S+ import|^import \S+", source, flags=re.M).__str__()
     importlib.reload(lesson00)  # the modules are plain and reloadable
+
+
+def test_readme_lists_every_lesson_with_its_time(repo_root: Path):
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    listed = dict(re.findall(r"^- `(\d\d_\w+\.ipynb)` \((\d+) min\)", readme, flags=re.M))
+    for path in find_lesson_notebooks():
+        assert path.name in listed, f"README.md has no line for {path.name} in its lesson list"
+        text = "\n".join(_source(c) for c in _cells(path) if c["cell_type"] == "markdown")
+        time = re.search(r"\*\*Time to learn\*\*: about (\d+) minutes", text)
+        assert time and time.group(1) == listed[path.name], (
+            f"{path.name}: README says {listed[path.name]} min, the lesson says {time.group(1) if time else 'nothing'}")
