@@ -13,6 +13,7 @@ import functools
 import html
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -230,7 +231,7 @@ def yes_no(answer, *, name: str) -> bool:
     raise AnswerFormError(f"`{name}` should be True or False (or the word 'yes' or 'no'); got {_describe(answer)}")
 
 
-def checker(expected_form: str):
+def checker(expected_form: str) -> Callable[[Callable[..., Feedback]], Callable[..., Feedback]]:
     """Decorate a check function so that it always returns a :class:`Feedback`.
 
     Parameters
