@@ -66,6 +66,11 @@ def test_number_refuses_what_is_not_one_real_number_and_names_the_form(answer):
         number(answer, name="speed", unit="m/s")
 
 
+def test_number_says_how_to_unwrap_a_one_entry_array():
+    with pytest.raises(AnswerFormError, match=r"float\(\.\.\.\)"):
+        number(np.array([0.005]), name="phi")
+
+
 def test_vector_accepts_lists_arrays_and_sympy_columns():
     for answer in ([1, 2], (1.0, 2.0), np.array([1.0, 2.0]), sm.Matrix([1, 2]), np.array([[1.0], [2.0]])):
         assert np.array_equal(vector(answer, name="v", shape=(2,)), [1.0, 2.0])

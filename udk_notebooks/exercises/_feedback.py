@@ -143,9 +143,10 @@ def number(answer, *, name: str, unit: str = "") -> float:
     value = _real(answer)
     if value is None:
         in_unit = f" (in {unit})" if unit else ""
-        raise AnswerFormError(
-            f"`{name}` should be one finite real number{in_unit}, like 9.81; got {_describe(answer)}"
-        )
+        message = f"`{name}` should be one finite real number{in_unit}, like 9.81; got {_describe(answer)}"
+        if isinstance(answer, (list, tuple, np.ndarray)) and np.size(np.asarray(answer, dtype=object)) == 1:
+            message += "; take the number out of it with float(...)"
+        raise AnswerFormError(message)
     return value
 
 
