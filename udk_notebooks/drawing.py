@@ -52,12 +52,16 @@ __all__ = [
     "Spring",
     "animate",
     "draw_mechanism",
+    "force_legend",
 ]
 
 Position = Callable[[np.ndarray, float], Sequence[float]]
 """``position(q, t) -> (x, y)`` in metres."""
 
 FORCE_KINDS = ("impressed", "ideal", "nonideal")
+
+SANE_REACH = 1e9
+"""Metres: force arrows and labels farther out than this (a diverged run) are hidden, not drawn."""
 
 
 @dataclass(frozen=True)
@@ -270,6 +274,7 @@ class MechanismView:
         self.ax = ax
         self.mechanism = mechanism
         self.force_scale = 0.0
+        self._scene_size = 0.0
         self.show_forces = bool(forces) and bool(mechanism.forces)
         self._artists = []
         grey = "0.55"
@@ -369,6 +374,7 @@ class MechanismView:
         if not self.show_forces:
             return 0.0
         span = self.scene_size(trajectory)
+        self._scene_size = span
         largest = max((float(np.abs(self._site_forces(trajectory, kind)).max(initial=0.0)) for kind in FORCE_KINDS),
                       default=0.0)
         self.force_scale = share * span / largest if largest > 1e-12 else 0.0
@@ -459,17 +465,35 @@ class MechanismView:
             for kind, (arrow, text) in zip(FORCE_KINDS, row):
                 vec = None if forces is None or kind not in forces else np.asarray(forces[kind], dtype=float)
                 tip_vec = np.zeros(2) if vec is None else self.force_scale * site.pick(vec)
-                visible = vec is not None and float(np.hypot(*tip_vec)) > 1e-9
-                arrow.set_positions(tuple(base), tuple(base + tip_vec))
+                # A diverged run can put points at 1e100 m, where text cannot even be laid out: not drawn.
+                sane = bool(np.all(np.abs(np.concatenate([base, base + tip_vec])) < SANE_REACH))
+                visible = vec is not None and sane and float(np.hypot(*tip_vec)) > 1e-9
+                if sane:
+                    arrow.set_positions(tuple(base), tuple(base + tip_vec))
                 arrow.set_visible(visible)
                 text.set_visible(visible)
                 if visible:
                     # The label sits just past the arrow head, so that it never hides under the body.
                     beyond = tip_vec / max(float(np.hypot(*tip_vec)), 1e-12)
-                    text.set_position(tuple(base + tip_vec + 0.04 * self._label_offset() * beyond))
+                    label = base + tip_vec + 0.04 * self._label_offset() * beyond
+                    text.set_visible(bool(np.all(np.abs(label) < SANE_REACH)))
+                    text.set_position(tuple(label))
         self._clock.set_text(f"t = {t:.2f} s")
 
+    def drawn_arrows(self) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
+        """The force arrows on screen: ``(joint, kind, tail, tip)`` for each visible arrow, in metres."""
+        shown = []
+        for site, row in zip(self.mechanism.forces, self._arrows):
+            for kind, (arrow, _) in zip(FORCE_KINDS, row):
+                if arrow.get_visible():
+                    tail, tip = (np.asarray(p, dtype=float) for p in arrow._posA_posB)
+                    shown.append((site.at, kind, tail, tip))
+        return shown
+
     def _label_offset(self) -> float:
+        """The scene's size (set by :meth:`fit_forces`), else the view's: labels sit a few % of it past a tip."""
+        if self._scene_size:
+            return self._scene_size
         (x0, x1), (y0, y1) = self.ax.get_xlim(), self.ax.get_ylim()
         return max(abs(x1 - x0), abs(y1 - y0))
 
@@ -486,7 +510,8 @@ def _new_figure(figsize) -> Figure:
     return fig
 
 
-def _legend(ax: Axes) -> None:
+def force_legend(ax: Axes) -> None:
+    """A key of the three force styles below ``ax`` (it never covers the mechanism)."""
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=s["color"], ls=s["ls"], lw=s["lw"], label=f"$F^{s['short']}$")
@@ -526,7 +551,7 @@ def draw_mechanism(trajectory: Trajectory, mechanism: Mechanism, index: int = -1
     ax.set_aspect("equal", adjustable="box")
     view.show(trajectory, int(index) % n)
     if view.show_forces:
-        _legend(ax)
+        force_legend(ax)
     return view
 
 

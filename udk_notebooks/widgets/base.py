@@ -213,6 +213,9 @@ class Explorer:
 
     frames: int = 101
     play_interval: int = 50  # milliseconds between animation frames
+    # Explorers that integrate several runs per update recompute when a slider is released, not while
+    # it is dragged (their target is 250 ms per update instead of 50 ms; benchmarks/explorer_update.py).
+    updates_on_release: bool = False
     # How views follow the data (see fit_view): room added around the data when a view changes,
     # the least distance of the data from the view's ends, the least share of the view it fills.
     view_margin: float = 0.25
@@ -257,7 +260,7 @@ class Explorer:
             plt.close(figure)
             FigureCanvasAgg(figure)
         if continuous_update is None:
-            continuous_update = self._live_canvas
+            continuous_update = self._live_canvas and not self.updates_on_release
         self._moving = self._collect_animated()
         figure.canvas.mpl_connect("draw_event", self._on_full_draw)
 

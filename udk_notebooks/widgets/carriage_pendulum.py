@@ -82,7 +82,7 @@ class CarriagePendulumExplorer(SystemExplorer):
         )),
     )
 
-    def __init__(self, *, samples: int = 301, **kwargs):
+    def __init__(self, *, samples: int = 201, **kwargs):
         self.samples = int(samples)
         if self.samples < 2:
             raise ValueError(f"`samples` must be at least 2; got {samples!r}")
@@ -100,6 +100,7 @@ class CarriagePendulumExplorer(SystemExplorer):
         params = dict(m_c=m_c, m=m, l=l, k=k, g=g, F0=F0, omega=omega)
         q0, qd0 = carriage_pendulum.initial_state(angle=angle, **params)
         times = np.linspace(0.0, horizon, self.samples)
-        traj = simulate(compiled_model(), (0.0, horizon), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12,
+        traj = simulate(compiled_model(), (0.0, horizon), q0, qd0, method="DOP853", rtol=1e-8, atol=1e-10,
                         t_eval=times, params=params)
-        return SystemRun(traj, carriage_pendulum.mechanism(**params), data={"work": traj.work()})
+        return SystemRun(traj, carriage_pendulum.mechanism(**params), data={"work": traj.work()},
+                         model=compiled_model())

@@ -60,6 +60,7 @@ class ChainExplorer(SystemExplorer):
         Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
     """
 
+    updates_on_release = True  # several runs (or a model to compile) per update
     heading = "Chain of N point masses on rigid links, Cartesian coordinates: N constraints, 2N coordinates"
     panels = (
         Panel("energy change", "time t (s)", "h(t) - h(0) (J)", zero=True, curves=(
@@ -83,7 +84,6 @@ class ChainExplorer(SystemExplorer):
             "step": (0.01, (0.001, 0.05), "fixed step of RK4 and Euler (DOP853 chooses its own), in s"),
         }
         extra = {"horizon": (3.0, (0.5, 10.0), "simulated time span, in s")}
-        kwargs.setdefault("continuous_update", False)  # a new N compiles a model: recompute on release
         kwargs.setdefault("frames", 151)
         super().__init__(table, extra=extra, **kwargs)
         self.controls["N"].step = 1.0
@@ -105,4 +105,5 @@ class ChainExplorer(SystemExplorer):
         else:
             traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params)
         cost = evaluation_cost(cm, q0, qd0, cm.parameters(params))
-        return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates: {cost * 1e6:.0f} us per evaluation")
+        return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates: {cost * 1e6:.0f} us per evaluation",
+                         model=cm)

@@ -68,6 +68,7 @@ class DoublePendulumExplorer(SystemExplorer):
         Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
     """
 
+    updates_on_release = True  # several runs (or a model to compile) per update
     heading = "Double pendulum with torsion springs: joint angles and Cartesian coordinates (slides, Ch. 9)"
     panels = (
         Panel("link angles", "time t (s)", "angle (rad)", curves=(
@@ -99,7 +100,6 @@ class DoublePendulumExplorer(SystemExplorer):
         table["theta"] = (2.0, (-3.1, 3.1), "release angle of link 1 from the downward vertical, in rad")
         table["phi"] = (1.0, (-3.1, 3.1), "release angle of link 2 from the downward vertical, in rad")
         extra = {"horizon": (5.0, (1.0, 15.0), "simulated time span, in s")}
-        kwargs.setdefault("continuous_update", False)  # two adaptive runs per update: recompute on release
         kwargs.setdefault("frames", self.samples)
         super().__init__(table, extra=extra, **kwargs)
 
@@ -110,10 +110,10 @@ class DoublePendulumExplorer(SystemExplorer):
         params = dict(m1=m1, m2=m2, l1=l1, l2=l2, g=g, k1=k1, k2=k2)
         minimal, cartesian = compiled_models(self.bodies)
         times = np.linspace(0.0, horizon, self.samples)
-        options = dict(method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times, params=params)
+        options = dict(method="DOP853", rtol=1e-9, atol=1e-11, t_eval=times, params=params)
         q0, qd0 = double_pendulum.initial_state(theta, phi)
         run_minimal = simulate(minimal, (0.0, horizon), q0, qd0, **options)
         q0c, qd0c = double_pendulum.to_cartesian(q0, qd0, self.bodies, **params)
         run_cartesian = simulate(cartesian, (0.0, horizon), q0c, qd0c, **options)
         return SystemRun(run_cartesian, double_pendulum.mechanism("cartesian", self.bodies, **params),
-                         data={"minimal": run_minimal})
+                         data={"minimal": run_minimal}, model=cartesian)

@@ -90,4 +90,5 @@ class GrowingCircleExplorer(SystemExplorer):
             exact = np.linalg.norm(growing_circle.exact_ideal_force(traj.t, speed=speed, **params), axis=1)
         else:  # no closed form: gravity has a torque about the centre
             exact = np.full(traj.t.shape, np.nan)
-        return SystemRun(traj, growing_circle.mechanism(**params), data={"work": traj.work(), "exact": exact})
+        return SystemRun(traj, growing_circle.mechanism(**params), data={"work": traj.work(), "exact": exact},
+                         model=compiled_model())

@@ -64,6 +64,7 @@ class SingularMassExplorer(SystemExplorer):
         Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
     """
 
+    updates_on_release = True  # several runs (or a model to compile) per update
     heading = "Elliptic trammel with massless sliders: a singular mass matrix (encyclopedia article)"
     panels = (
         Panel("smallest eigenvalue", "time t (s)", "eigenvalue (kg)", zero=True, curves=(
@@ -107,4 +108,5 @@ class SingularMassExplorer(SystemExplorer):
             data={"eig_M": eig_m, "eig_augmented": eig_augmented,
                   "angle_difference": difference},
             info=f"rank M = {rank} of 4" + (" (singular)" if rank < 4 else ""),
+            model=cm,
         )

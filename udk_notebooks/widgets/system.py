@@ -25,7 +25,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from ..drawing import FORCE_KINDS, Mechanism, MechanismView, animate
+from ..compiled import CompiledModel
+from ..drawing import FORCE_KINDS, Mechanism, MechanismView, animate, force_legend
 from ..plotting import OKABE_ITO
 from ..simulation import Trajectory
 from .base import Explorer, ParameterSpec
@@ -53,6 +54,8 @@ class SystemRun:
         Why this run should not be trusted ("" when it can be).
     info : str
         A short note printed in a corner of the mechanism view (a rank, a cost).
+    model : CompiledModel, optional
+        The model that produced ``trajectory`` (to evaluate it again at any sample).
     """
 
     trajectory: Trajectory
@@ -60,6 +63,7 @@ class SystemRun:
     data: dict = field(default_factory=dict)
     warning: str = ""
     info: str = ""
+    model: CompiledModel | None = None
 
 
 @dataclass(frozen=True)
@@ -150,7 +154,9 @@ class SystemExplorer(Explorer):
     panels: Sequence[Panel] = ()
     heading: str = ""
     drift_limit: float = 1e-3  # largest constraint residual of a run drawn without a warning
-    figure_width: float = 9.4  # inches: fits JupyterLab's notebook column at 1366x768 with the file browser open
+    # Inches at 100 dpi, plus ipympl's toolbar: fits JupyterLab's notebook column at 1366x768 with the
+    # file browser open (about 945 px; tests/browser/test_every_lesson_browser.py measures it).
+    figure_width: float = 8.8
     row_height: float = 3.3
 
     def __init__(self, parameters: Mapping[str, ParameterSpec], *, extra: Mapping[str, ParameterSpec] | None = None,
@@ -217,9 +223,7 @@ class SystemExplorer(Explorer):
         ax_mech.set_ylabel(mechanism.ylabel, fontsize=8)
         self._view = MechanismView(ax_mech, mechanism, forces=self._forces)
         if self._forces and mechanism.forces:
-            from ..drawing import _legend
-
-            _legend(ax_mech)
+            force_legend(ax_mech)
         self._warning = ax_mech.text(0.5, 0.5, "", transform=ax_mech.transAxes, ha="center", va="center",
                                      fontsize=8.5, color=OKABE_ITO["vermillion"], zorder=20,
                                      bbox=dict(facecolor="white", edgecolor=OKABE_ITO["vermillion"], alpha=0.9))
