@@ -419,3 +419,49 @@ def test_documented_attributes_exist():
     assert {"q", "qd", "qdd", "M", "Q", "A", "b", "C", "phi", "psi", "energy"} <= listed
     for name in listed:
         assert hasattr(model, name), name
+
+
+# -- construction refuses what would fail later (issue 14) ---------------------------------
+def _refused(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_construction_refuses_misused_inputs_by_name():
+    import sympy as sm
+    from sympy.physics.mechanics import dynamicsymbols
+
+    from udk_notebooks import Model
+    from udk_notebooks.model import TIME
+
+    x, y, z, F, gamma = dynamicsymbols("x y z F gamma")
+    T = (x.diff() ** 2 + y.diff() ** 2) / 2
+    _refused(lambda: Model([x, x], kinetic_energy=x.diff() ** 2 / 2), r"`coordinates` lists x\(t\) more than once")
+    _refused(lambda: Model([x, y], kinetic_energy=T, potential_energy=z * x),
+             r"`potential_energy` uses z\(t\), a function of time that is not one of the `coordinates`")
+    _refused(lambda: Model([x, y], kinetic_energy=T, holonomic=[x.diff() - 1]),
+             r"`holonomic\[0\]` contains .*nonholonomic")
+    _refused(lambda: Model([x, y], kinetic_energy=T, holonomic=[x - sm.nan]), r"`holonomic\[0\]` contains NaN")
+    _refused(lambda: Model([x, y], kinetic_energy=T, forces=[sm.oo, 0]), r"`forces\[0\]` contains NaN or an infinity")
+    _refused(lambda: Model([x, y], kinetic_energy=T, nonholonomic=[x.diff(TIME, 2)]),
+             r"`nonholonomic\[0\]` contains .*without accelerations")
+    _refused(lambda: Model([x, y], kinetic_energy=T + x.diff(TIME, 2)), r"`kinetic_energy` contains")
+    # A force F(t) that is not declared, and one whose name lambdify would read as math.gamma:
+    _refused(lambda: Model([x], kinetic_energy=x.diff() ** 2 / 2, forces=[F]), r"`forces\[0\]` uses F\(t\)")
+    _refused(lambda: Model([x], kinetic_energy=x.diff() ** 2 / 2, forces=[gamma]), r"`forces\[0\]` uses gamma\(t\)")
+
+
+def test_a_prescribed_force_is_an_expression_of_time():
+    import numpy as np
+    import sympy as sm
+    from sympy.physics.mechanics import dynamicsymbols
+
+    from udk_notebooks import Model
+    from udk_notebooks.model import TIME
+
+    x = dynamicsymbols("x")
+    F0, omega = sm.symbols("F0 omega")
+    model = Model([x], kinetic_energy=x.diff() ** 2 / 2, forces=[F0 * sm.sin(omega * TIME)],
+                  parameters={F0: 2.0, omega: 3.0})
+    motion = model.compile().motion(0.5, [0.0], [0.0])
+    np.testing.assert_allclose(motion.qdd, [2.0 * np.sin(1.5)], rtol=1e-15)

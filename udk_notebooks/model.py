@@ -174,8 +174,12 @@ class Model:
                     "Use sympy.physics.mechanics.dynamicsymbols('x y')"
                 )
         n = q.shape[0]
+        repeated = sorted({str(qi) for qi in q if list(q).count(qi) > 1})
+        if repeated:
+            raise ValueError(f"`coordinates` lists {', '.join(repeated)} more than once; give each coordinate once")
         qd = q.diff(TIME)
         qdd = qd.diff(TIME)
+        self._check_inputs(q, qd, qdd)
         if (self.kinetic_energy is None) == (self.mass_matrix is None):
             raise ValueError("give exactly one of `kinetic_energy` and `mass_matrix`")
         if self.kinetic_energy is None:
@@ -264,6 +268,49 @@ class Model:
         for key, value in derived.items():
             object.__setattr__(self, key, sm.ImmutableMatrix(value) if isinstance(value, sm.MatrixBase) else value)
         self._check_symbols()
+
+    def _check_inputs(self, q, qd, qdd) -> None:
+        """Refuse, by argument, what would fail later or silently: NaN, foreign functions, misplaced rates."""
+        from sympy.core.function import AppliedUndef
+
+        named = [("kinetic_energy", self.kinetic_energy), ("potential_energy", self.potential_energy),
+                 ("dissipation", self.dissipation)]
+        if self.mass_matrix is not None:
+            named.append(("mass_matrix", sm.Matrix(self.mass_matrix)))
+        for argument in ("forces", "nonideal", "holonomic", "nonholonomic"):
+            values = getattr(self, argument)
+            named += [(f"{argument}[{i}]", e) for i, e in enumerate(values if values is not None else ())]
+        for i, contact in enumerate(self.friction):
+            named += [(f"friction[{i}].{attr}", getattr(contact, attr))
+                      for attr in ("sliding_velocity", "coefficient", "static_coefficient")
+                      if getattr(contact, attr) is not None]
+        coordinates = set(q)
+        for argument, value in named:
+            if value is None:
+                continue
+            expr = sm.sympify(value)
+            if expr.has(sm.nan, sm.zoo, sm.oo, -sm.oo):
+                raise ValueError(f"`{argument}` contains NaN or an infinity ({expr}); every expression must be finite")
+            foreign = sorted({str(f) for f in expr.atoms(AppliedUndef) if f not in coordinates})
+            if foreign:
+                raise ValueError(
+                    f"`{argument}` uses {', '.join(foreign)}, a function of time that is not one of the `coordinates` "
+                    f"({', '.join(map(str, q))}). Add it to `coordinates`, or write a prescribed input as an "
+                    "expression of time with parameters, e.g. F0*sympy.sin(omega*t) with "
+                    "t = udk_notebooks.model.TIME and parameters={F0: 1.0, omega: 2.0}"
+                )
+            kind = argument.split("[")[0]
+            rates = {"holonomic": list(qd) + list(qdd), "nonholonomic": list(qdd), "kinetic_energy": list(qdd),
+                     "potential_energy": list(qd) + list(qdd), "mass_matrix": list(qd) + list(qdd)}.get(kind, [])
+            found = [str(r) for r in rates if expr.has(r)]
+            if found:
+                fix = {"holonomic": "a constraint on velocities is nonholonomic: pass it in `nonholonomic`",
+                       "nonholonomic": "a nonholonomic constraint is psi(q, q', t) = 0, without accelerations",
+                       "kinetic_energy": "T depends on coordinates and velocities only",
+                       "potential_energy": "V depends on coordinates and time only (velocity-dependent forces "
+                                           "go in `forces`)",
+                       "mass_matrix": "M depends on coordinates and time only"}[kind]
+                raise ValueError(f"`{argument}` contains {', '.join(found)}: {fix}")
 
     # -- sizes -------------------------------------------------------------
     @property
