@@ -23,7 +23,7 @@ import udk_notebooks as udk
 from udk_notebooks.exercises import AnswerFormError, Feedback, checker, number, vector, yes_no
 from udk_notebooks.exercises import lesson00, lesson01, lesson02, lesson03, lesson04
 
-from conftest import find_lesson_notebooks
+from lesson_paths import find_lesson_notebooks
 
 CHECK_MODULES = {"00": lesson00, "01": lesson01, "02": lesson02, "03": lesson03, "04": lesson04}
 CHECK_CALL = re.compile(r"\bex\.(check_\d+)\(")

@@ -86,3 +86,23 @@ def test_friction_at_the_angle_of_repose_sticks_for_every_method(method, ulps):
     assert run.modes[-1, 0] == 0 and np.abs(run.qd[-1]).max() < 1e-12
     stop = 2.0**2 / (2 * 9.81 * (np.sin(alpha) + mu * np.cos(alpha)))  # distance up the slope
     np.testing.assert_allclose(run.q[-1], stop * np.array([np.cos(alpha), np.sin(alpha)]), rtol=1e-8)
+
+
+@pytest.mark.parametrize("method", ["rk4", "euler"])
+def test_a_run_that_fails_part_way_says_when_and_keeps_what_it_had(method):
+    """Polar coordinates through r = 0: M = diag(1, r^2) is singular there (issue 14)."""
+    import sympy as sm  # noqa: F401
+    from sympy.physics.mechanics import dynamicsymbols
+
+    from udk_notebooks import Model
+    from udk_notebooks.errors import SimulationError
+
+    r, theta = dynamicsymbols("r theta")
+    model = Model([r, theta], kinetic_energy=(r.diff() ** 2 + r**2 * theta.diff() ** 2) / 2)
+    with pytest.raises(SimulationError, match=r"the run failed at t = 1 .*NonUniqueAccelerationError") as info:
+        simulate(model, (0.0, 2.0), [1.0, 0.0], [-1.0, 0.0], method=method, step=0.25)
+    error = info.value
+    assert error.time == pytest.approx(1.0)
+    np.testing.assert_allclose(error.state[:2], [0.0, 0.0], atol=1e-15)
+    assert error.trajectory.status == "failed" and error.trajectory.t[-1] == pytest.approx(0.75)
+    np.testing.assert_allclose(error.trajectory.q[:, 0], 1.0 - error.trajectory.t, atol=1e-12)

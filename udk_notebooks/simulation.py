@@ -9,6 +9,7 @@ discontinuous ``sgn(s)`` is never stepped across and cannot chatter.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -20,7 +21,7 @@ from ._checks import as_finite_array, finite_float
 from .compiled import HOLD_RTOL, CompiledModel
 from ._threads import single_blas_thread
 from .core import Motion
-from .errors import ConstraintViolationError, UnstableGainError
+from .errors import ConstraintViolationError, SimulationError, UnstableGainError
 from .model import Model
 
 __all__ = ["DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "Trajectory", "project_initial_state", "simulate"]
@@ -92,7 +93,7 @@ class Trajectory:
     stop_reason: str = ""
 
     @property
-    def diverged(self) -> bool:
+    def diverged(self) -> bool:  # status "failed" marks the partial run of a SimulationError
         """True when the run was stopped because it diverged (see :data:`DIVERGENCE_FACTOR`)."""
         return self.status == "diverged"
 
@@ -199,6 +200,14 @@ def _euler_step(f, t, y, h):
     return y + h * f(t, y)
 
 
+class _StepFailure(Exception):
+    """The equation of motion failed at ``(t, y)`` inside an integrator (turned into SimulationError)."""
+
+    def __init__(self, t, y, cause):
+        super().__init__(str(cause))
+        self.t, self.y, self.cause = float(t), np.array(y, dtype=float), cause
+
+
 class _Segment:
     """Right-hand side and switching functions for one set of friction modes."""
 
@@ -214,7 +223,10 @@ class _Segment:
         return self.cm.solve_modes(t, q, qd, self.p, self.modes, correction)
 
     def rhs(self, t, y):
-        return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
+        try:
+            return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            raise _StepFailure(t, y, exc) from exc
 
     def switches(self, t, y) -> np.ndarray:
         """Event functions: ``dir * s`` for sliding contacts, ``1 - |ratio|`` for sticking ones; a sign change is a switch."""
@@ -383,14 +395,41 @@ def simulate(
         modes = cm.friction_modes(t0, q, qd, p)
         y = _stick_velocity(cm, t0, y, p, modes)
         limit = DIVERGENCE_FACTOR * (1.0 + float(np.abs(y).max(initial=0.0)))
+        record = ([], [], [])  # the samples so far, kept for the error of a run that fails part-way
         with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is stopped below, not warned about
-            if method in FIXED_STEP_METHODS:
-                run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches, limit,
-                                       t_eval)
-            else:
-                run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization,
-                                          max_switches, limit)
+            try:
+                if method in FIXED_STEP_METHODS:
+                    run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches,
+                                           limit, t_eval, record)
+                else:
+                    run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization,
+                                              max_switches, limit, record)
+            except _StepFailure as failure:
+                raise _failed_run(cm, p, record, failure, method, stabilization, limit) from failure.cause
             return _sample(cm, p, *run, method, stabilization, limit)
+
+
+def _failed_run(cm, p, record, failure, method, stab, limit) -> SimulationError:
+    """The error of a run that failed at ``failure.t``, with the trajectory of the samples before it."""
+    before = [k for k, t in enumerate(record[0]) if t < failure.t]  # a sample at the failing state cannot be evaluated
+    times, states, log = ([seq[k] for k in before] for seq in record)
+    partial = None
+    if times:
+        try:
+            arrays = _ordered(times, states, log)
+            partial = _sample(cm, p, *arrays, (failure.t, str(failure.cause)), method, stab, limit)
+            partial = dataclasses.replace(partial, status="failed")
+        except Exception:  # the samples themselves cannot be evaluated: report without them
+            partial = None
+    kept = "none" if partial is None else f"{partial.t.size} samples up to t = {partial.t[-1]:.6g}"
+    q, qd = failure.y[: cm.n], failure.y[cm.n:]
+    return SimulationError(
+        f"the run failed at t = {failure.t:.6g} (q = {np.array2string(q, precision=4)}, "
+        f"q' = {np.array2string(qd, precision=4)}): {type(failure.cause).__name__}: {failure.cause}. "
+        f"The samples before are in this error's `.trajectory` ({kept}); a singular configuration "
+        "(constraints that lose rank) is the usual cause",
+        time=failure.t, state=failure.y, trajectory=partial,
+    )
 
 
 def _runaway(y: np.ndarray, limit: float) -> str:
@@ -403,7 +442,7 @@ def _runaway(y: np.ndarray, limit: float) -> str:
     return ""
 
 
-def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, limit, t_eval=None):
+def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, limit, t_eval=None, record=None):
     """Steps of equal length from t0 to tf (landing on every ``t_eval`` time, which alone are kept, if given)."""
     stepper = _rk4_step if method == "rk4" else _euler_step
     count = max(1, int(round((tf - t0) / h)))
@@ -420,7 +459,9 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
         keep[nearest] = True
         grid, total = merged.__getitem__, merged.size - 1
     first_kept = keep is None or bool(keep[0])
-    times, states, log = ([t0], [y], [modes]) if first_kept else ([], [], [])
+    times, states, log = record if record is not None else ([], [], [])
+    if first_kept:
+        times.append(t0), states.append(y), log.append(modes)
     t, switches = t0, 0
     seg = _Segment(cm, p, modes, stab)
     k = 1
@@ -477,9 +518,10 @@ def _check_memory(cm, steps: float, t_eval) -> None:
             "(the steps still land on them), or take a larger `step`")
 
 
-def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stab, max_switches, limit):
+def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stab, max_switches, limit,
+                        record=None):
     t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
-    times, states, log = [], [], []
+    times, states, log = record if record is not None else ([], [], [])
     t, switches = t0, 0
 
     def runaway(tt, yy):  # crosses zero, downwards, where the state outgrows the divergence limit
