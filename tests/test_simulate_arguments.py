@@ -106,3 +106,19 @@ def test_a_run_that_fails_part_way_says_when_and_keeps_what_it_had(method):
     np.testing.assert_allclose(error.state[:2], [0.0, 0.0], atol=1e-15)
     assert error.trajectory.status == "failed" and error.trajectory.t[-1] == pytest.approx(0.75)
     np.testing.assert_allclose(error.trajectory.q[:, 0], 1.0 - error.trajectory.t, atol=1e-12)
+
+
+def test_stiff_gains_with_an_explicit_adaptive_method_warn_at_once(pendulum):
+    from udk_notebooks.errors import StiffnessWarning
+    from udk_notebooks.stabilization import Baumgarte
+
+    cm, q0, qd0 = pendulum
+    stiff = Baumgarte(1e6, 1e6)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StiffnessWarning)  # raised before the first step, not after minutes
+        with pytest.raises(StiffnessWarning, match=r"needs about 3\.3e\+05 steps .*method='Radau'"):
+            simulate(cm, (0.0, 1.0), q0, qd0, method="DOP853", stabilization=stiff)
+        simulate(cm, (0.0, 1e-3), q0, qd0, method="DOP853", stabilization=stiff)  # 333 steps: no warning
+        simulate(cm, (0.0, 1.0), q0, qd0, method="rk4", step=0.01, stabilization=Baumgarte(5.0, 5.0))

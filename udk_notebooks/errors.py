@@ -10,6 +10,7 @@ __all__ = [
     "InconsistentConstraintsError",
     "NonUniqueAccelerationError",
     "SimulationError",
+    "StiffnessWarning",
     "UnstableGainError",
 ]
 
@@ -60,3 +61,7 @@ class SimulationError(RuntimeError):
         self.time = time
         self.state = state
         self.trajectory = trajectory
+
+
+class StiffnessWarning(UserWarning):
+    """An explicit adaptive method is asked to integrate stabilization gains that make the run stiff."""

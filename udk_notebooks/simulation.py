@@ -21,7 +21,7 @@ from ._checks import as_finite_array, finite_float
 from .compiled import HOLD_RTOL, CompiledModel
 from ._threads import single_blas_thread
 from .core import Motion
-from .errors import ConstraintViolationError, SimulationError, UnstableGainError
+from .errors import ConstraintViolationError, SimulationError, StiffnessWarning, UnstableGainError
 from .model import Model
 
 __all__ = ["DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "Trajectory", "project_initial_state", "simulate"]
@@ -390,6 +390,9 @@ def simulate(
             if not report.accepted:
                 raise UnstableGainError(f"{report}\nPass allow_unstable=True to simulate to run it anyway")
 
+    if stabilization is not None and method in EXPLICIT_ADAPTIVE:
+        _warn_if_stiff(stabilization, cm, method, tf - t0)
+
     y = np.concatenate([q, qd])
     with single_blas_thread():
         modes = cm.friction_modes(t0, q, qd, p)
@@ -430,6 +433,31 @@ def _failed_run(cm, p, record, failure, method, stab, limit) -> SimulationError:
         "(constraints that lose rank) is the usual cause",
         time=failure.t, state=failure.y, trajectory=partial,
     )
+
+
+EXPLICIT_ADAPTIVE = ("RK45", "RK23", "DOP853")
+STIFF_STEPS = 1e5
+"""An explicit adaptive run whose gains need more steps than this for stability alone gets a StiffnessWarning."""
+
+
+def _warn_if_stiff(stabilization, cm, method: str, duration: float) -> None:
+    """Warn when the gains' fastest decay rate forces an explicit method into tiny steps.
+
+    An explicit method is stable only while ``tau |lambda|`` stays inside its stability
+    region (about 3 on the negative real axis for these methods), so the error dynamics
+    ``e' = E e`` alone need about ``|lambda|_max T / 3`` steps over a run of length ``T``.
+    """
+    import warnings
+
+    E = stabilization.error_matrix(cm.n_holonomic, cm.n_nonholonomic)
+    fastest = float(np.abs(np.linalg.eigvals(E)).max(initial=0.0)) if E.size else 0.0
+    needed = fastest * duration / 3.0
+    if needed > STIFF_STEPS:
+        warnings.warn(
+            f"the stabilization gains make this run stiff: its fastest error mode decays at {fastest:.3g} /s, "
+            f"so `method` = {method!r} needs about {needed:.2g} steps over {duration:g} s for stability alone. "
+            "Use an implicit method (method='Radau' or 'BDF' or 'LSODA') or smaller gains",
+            StiffnessWarning, stacklevel=3)
 
 
 def _runaway(y: np.ndarray, limit: float) -> str:
