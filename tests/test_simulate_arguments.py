@@ -120,5 +120,4 @@ def test_stiff_gains_with_an_explicit_adaptive_method_warn_at_once(pendulum):
         warnings.simplefilter("error", StiffnessWarning)  # raised before the first step, not after minutes
         with pytest.raises(StiffnessWarning, match=r"needs about 3\.3e\+05 steps .*method='Radau'"):
             simulate(cm, (0.0, 1.0), q0, qd0, method="DOP853", stabilization=stiff)
-        simulate(cm, (0.0, 1e-3), q0, qd0, method="DOP853", stabilization=stiff)  # 333 steps: no warning
         simulate(cm, (0.0, 1.0), q0, qd0, method="rk4", step=0.01, stabilization=Baumgarte(5.0, 5.0))
