@@ -168,3 +168,16 @@ def test_constructor_arguments_are_refused_by_name(arguments, message):
         InclinedLineExplorer(**arguments)
     with pytest.raises(ValueError, match="`frames` must be a whole number"):
         EXPLORERS["kepler"](frames="a")
+
+
+@pytest.mark.parametrize("name", sorted(EXPLORERS))
+def test_every_slider_starts_exactly_at_its_default(name):
+    """A slider holds only min + k step: the defaults (g = 9.81, the papers' values) must be on its grid."""
+    explorer = EXPLORERS[name]()
+    for control_name, (default, _, _) in {**explorer.parameters, **explorer.extra}.items():
+        control = explorer.controls[control_name]
+        assert control.value == pytest.approx(default, abs=1e-12), control_name
+        if not isinstance(default, str) and round(default, 4) == default:  # a decimal default is read out as is
+            shown = f"{control.value:{control.readout_format}}"
+            assert float(shown) == pytest.approx(default, abs=1e-12), (control_name, shown)
+    explorer.close()

@@ -490,6 +490,12 @@ class Explorer:
             )
         lo, hi = options
         step = slider_step(lo, hi)
+        # A slider holds only lo + k step: refine the step until a decimal default (9.81, a paper's value)
+        # is one of them; a default such as pi/6 keeps the coarse step (its value stays exact until moved).
+        for finer in (step, step / 10, step / 100, step / 1000):
+            if abs(lo + round((default - lo) / finer) * finer - default) <= 1e-9 * max(1.0, abs(default)):
+                step = finer
+                break
         decimals = max(0, -int(math.floor(math.log10(step))))
         return widgets.FloatSlider(
             value=default, min=lo, max=hi, step=step, description=name, tooltip=description,
