@@ -27,7 +27,7 @@ import numpy as np
 
 from ..compiled import CompiledModel
 from ..examples import rolling_disk
-from ..plotting import OKABE_ITO
+from ..plotting import METHOD_COLORS
 from ..simulation import simulate
 from ..stabilization import GainMatrix
 from .base import parameter_table
@@ -42,8 +42,13 @@ def compiled_model() -> CompiledModel:
     return rolling_disk.model().compile()
 
 
-NO_K = dict(color=OKABE_ITO["vermillion"], ls="--")
-WITH_K = dict(color=OKABE_ITO["blue"], ls="-")
+def _method_color(run: SystemRun) -> str:
+    return METHOD_COLORS[run.trajectory.method]
+
+
+# Colour is the integrator (as everywhere in lesson 2), the line style says with or without K.
+NO_K = dict(color=_method_color, ls="--")
+WITH_K = dict(color=_method_color, ls="-")
 
 
 def _exact_xy(run: SystemRun):

@@ -50,9 +50,10 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from ..compiled import CompiledModel
-from ..errors import UnstableGainError
 from ..drawing import animate
+from ..errors import UnstableGainError
 from ..examples import chain
+from ..plotting import METHOD_COLORS  # one colour per integrator, as in every figure of lesson 2
 from ..simulation import Trajectory, simulate
 from ..stabilization import METHODS, Baumgarte, amplification_matrix, stability
 from .base import Explorer
@@ -61,7 +62,6 @@ from .inclined_line import _extent, _title_keys
 __all__ = ["StabilizationExplorer", "StabilizationResult"]
 
 METHOD_NAMES = {"euler": "Euler", "rk4": "RK4"}
-METHOD_COLORS = {"euler": "#d95f02", "rk4": "#1b9e77"}
 LENGTH = chain.PARAMETERS["l"].default  # the rod of the default pendulum
 DECADES = 12  # the drift panel shows at most this many decades below its top
 BOB_VIEW = 2.0  # the bob panel shows at most this many rod lengths from the pin

@@ -77,9 +77,12 @@ class Curve:
     xy : callable
         ``xy(run) -> (x, y)``, two arrays of equal length (for a time panel ``x``
         is the time of each sample).
-    color, ls : str, optional
-        Colour and line style (default: the panel's next Okabe-Ito colour and style,
-        so curves differ by colour *and* dash pattern).
+    color : str or callable, optional
+        Colour (default: the panel's next Okabe-Ito colour), or ``color(run) -> str``
+        for a colour that follows the run (the integrator chosen, say).
+    ls : str, optional
+        Line style (default: the panel's next one, so curves differ by colour *and*
+        dash pattern).
     instant : bool, optional
         Mark the animated instant on this curve (it needs one point per sample of
         the trajectory).
@@ -87,7 +90,7 @@ class Curve:
 
     label: str
     xy: Callable[[SystemRun], tuple[np.ndarray, np.ndarray]]
-    color: str | None = None
+    color: str | Callable[[SystemRun], str] | None = None
     ls: str | None = None
     lw: float = 1.6
     instant: bool = True
@@ -247,6 +250,7 @@ class SystemExplorer(Explorer):
             curves = []
             for k, curve in enumerate(panel.curves):
                 color = curve.color or CURVE_COLORS[k % len(CURVE_COLORS)]
+                color = "0.5" if callable(color) else color  # set from the run in draw()
                 ls = curve.ls or LINE_STYLES[k % len(LINE_STYLES)]
                 (line,) = ax.plot([], [], color=color, ls=ls, lw=curve.lw, label=curve.label)
                 marker = ax.plot([], [], "o", color=color, ms=4.5, zorder=5)[0] if curve.instant else None
@@ -292,8 +296,13 @@ class SystemExplorer(Explorer):
         self._view.show_trace(traj)
         self._data = self._panel_data(result)
         for panel, ax, (curves, _), rows in zip(self.panels, self._axes[1:], self._lines, self._data):
-            for (line, _), (x, y) in zip(curves, rows):
+            for (line, marker), curve, (x, y) in zip(curves, panel.curves, rows):
                 line.set_data(x, y)
+                if callable(curve.color):
+                    color = curve.color(result)
+                    line.set_color(color)
+                    if marker is not None:
+                        marker.set_color(color)
             if panel.time and traj.t.size > 1 and ax.get_xlim() != (traj.t[0], traj.t[-1]):
                 ax.set_xlim(traj.t[0], traj.t[-1])
         self._info.set_text(result.info)
