@@ -17,25 +17,13 @@ import pytest
 from playwright.sync_api import expect
 
 from test_lesson_browser import (
-    FIGURE_CHANGED_JS, FIGURE_JS, FIGURE_READY_JS, KERNEL_IDLE, KERNEL_TIMEOUT_MS, RUN_ALL_TIMEOUT_MS,
-    _assert_no_errors, _Stepper,
+    ALL_PROMPTS_RUN_JS, FIGURE_CHANGED_JS, FIGURE_JS, FIGURE_READY_JS, KERNEL_IDLE, KERNEL_TIMEOUT_MS,
+    RUN_ALL_TIMEOUT_MS, _assert_no_errors, _Stepper,
 )
 
 LAPTOP = {"width": 1366, "height": 768}
 CHANGE_TIMEOUT_MS = 60_000  # explorers that update on release run several simulations
 LESSONS = sorted(p.name for p in (Path(__file__).resolve().parents[2] / "lessons").glob("*.ipynb"))
-
-# Every code cell of the notebook on show has run ([n]), or one shows a traceback (Run All stops there).
-ALL_PROMPTS_RUN_JS = """
-(n) => {
-  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
-  if (!panel) return false;
-  const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
-  if (prompts.length >= n && prompts.every(p => /\\[\\d+\\]/.test(p.textContent))) return 'done';
-  const errors = [...panel.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')];
-  return errors.some(e => e.textContent.includes('Traceback')) ? 'error' : false;
-}
-"""
 
 # Right edges of each explorer's figure and of the notebook's visible area, in CSS pixels.
 CLIPPING_JS = """
