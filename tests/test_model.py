@@ -419,3 +419,83 @@ def test_documented_attributes_exist():
     assert {"q", "qd", "qdd", "M", "Q", "A", "b", "C", "phi", "psi", "energy"} <= listed
     for name in listed:
         assert hasattr(model, name), name
+
+
+# -- refusals at construction (issue 14 "Model construction", issue 11 section 3) ---------------------
+def _xyz():
+    x, y, z = dynamicsymbols("x y z")
+    return x, y, z, (x.diff() ** 2 + y.diff() ** 2) / 2
+
+
+def test_duplicate_coordinate_is_refused():
+    x, _, _, _ = _xyz()
+    with pytest.raises(ValueError, match=r"`coordinates` lists x\(t\) more than once"):
+        Model([x, x], kinetic_energy=x.diff() ** 2 / 2)
+
+
+@pytest.mark.parametrize("name", ["z", "F", "gamma", "sin"])
+def test_undeclared_function_of_time_is_refused_by_name(name):
+    x, y, _, T = _xyz()
+    f = dynamicsymbols(name)
+    with pytest.raises(ValueError, match=rf"`potential_energy` contains the function\(s\) {name}\(t\)"):
+        Model([x, y], kinetic_energy=T, potential_energy=f * x)
+    with pytest.raises(ValueError, match=rf"`forces` contains the function\(s\) {name}\(t\)"):
+        Model([x, y], kinetic_energy=T, forces=[f, 0])
+
+
+def test_function_of_a_coordinate_and_derivative_of_an_input_are_refused():
+    x, y, _, T = _xyz()
+    f = sm.Function("f")
+    with pytest.raises(ValueError, match=r"`holonomic` contains the function\(s\) f\(x\(t\)\)"):
+        Model([x, y], kinetic_energy=T, holonomic=[y - f(x)])
+    u = dynamicsymbols("u")
+    with pytest.raises(ValueError, match=r"`nonholonomic` contains the function\(s\) u\(t\)"):
+        Model([x, y], kinetic_energy=T, nonholonomic=[x.diff() - u.diff()])
+
+
+def test_undeclared_symbol_is_still_refused():
+    x, y, _, T = _xyz()
+    z = sm.Symbol("z")
+    with pytest.raises(ValueError, match=r"symbols z are neither coordinates nor parameters"):
+        Model([x, y], kinetic_energy=T, potential_energy=z * x)
+
+
+def test_velocity_in_holonomic_constraint_is_refused():
+    x, y, _, T = _xyz()
+    with pytest.raises(ValueError, match=r"`holonomic` constraint .* contains the velocity .*pass it in `nonholonomic`"):
+        Model([x, y], kinetic_energy=T, holonomic=[x.diff() - 1])
+
+
+@pytest.mark.parametrize("where", ["nonholonomic", "kinetic_energy", "dissipation", "forces"])
+def test_acceleration_is_refused(where):
+    x, y, _, T = _xyz()
+    xdd = x.diff(dynamicsymbols._t, 2)
+    options = {"kinetic_energy": T}
+    options[where] = {"nonholonomic": [xdd - y.diff()], "kinetic_energy": T + xdd**2, "dissipation": xdd * x,
+                      "forces": [xdd, 0]}[where]
+    with pytest.raises(ValueError, match=rf"`{where}` contains the acceleration Derivative\(x\(t\), \(t, 2\)\)"):
+        Model([x, y], **options)
+
+
+def test_velocity_in_potential_energy_is_refused():
+    x, y, _, T = _xyz()
+    with pytest.raises(ValueError, match=r"`potential_energy` contains the derivative"):
+        Model([x, y], kinetic_energy=T, potential_energy=x.diff() * y)
+
+
+@pytest.mark.parametrize("bad", [sm.nan, sm.oo, -sm.oo, sm.zoo])
+@pytest.mark.parametrize("where", ["holonomic", "nonholonomic", "potential_energy", "kinetic_energy", "forces", "nonideal"])
+def test_non_finite_number_is_refused(bad, where):
+    x, y, _, T = _xyz()
+    options = {"kinetic_energy": T}
+    expr = {"holonomic": x - bad, "nonholonomic": x.diff() - bad, "potential_energy": bad * x,
+            "kinetic_energy": T + bad * x.diff() ** 2, "forces": bad, "nonideal": bad}[where]
+    options[where] = [expr, 0] if where in ("forces", "nonideal") else [expr] if where.endswith("holonomic") else expr
+    with pytest.raises(ValueError, match=rf"`{where}` contains a non-finite number"):
+        Model([x, y], **options)
+
+
+def test_non_finite_mass_matrix_entry_is_refused():
+    x, y, _, _ = _xyz()
+    with pytest.raises(ValueError, match=r"`mass_matrix` contains a non-finite number"):
+        Model([x, y], mass_matrix=sm.Matrix([[1, 0], [0, sm.nan]]))

@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import Mapping, Sequence
 
 import sympy as sm
+from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols, vlatex
 
 from ._checks import finite_float
@@ -93,6 +94,73 @@ def _gradient(expr: sm.Expr, symbols) -> list:
             if sym in wanted:
                 parts[wanted[sym]].append(term.diff(sym))
     return [sm.Add(*p) for p in parts]
+
+
+def _check_inputs(model: "Model", q, qd, qdd) -> None:
+    """Refuse, naming the argument, what the derivation would silently get wrong.
+
+    * a non-finite number (``nan``, ``oo``, ``zoo``): a NaN constraint would
+      otherwise drop out of ``A`` and the system would run unconstrained;
+    * a function of time other than a coordinate, ``F(t)``: the numeric
+      functions could not evaluate it, and a name such as ``gamma`` would
+      silently become ``math.gamma``;
+    * a velocity in a holonomic constraint (it belongs in ``nonholonomic``),
+      an acceleration in a nonholonomic constraint, in an energy, in
+      Rayleigh's function or in a force (``M`` would come out wrong).
+    """
+    coordinates = set(q)
+    velocities = set(qd)
+    named = [
+        ("kinetic_energy", model.kinetic_energy), ("potential_energy", model.potential_energy),
+        ("dissipation", model.dissipation),
+    ]
+    if model.mass_matrix is not None:
+        named += [("mass_matrix", e) for e in sm.Matrix(model.mass_matrix)]
+    for key in ("forces", "nonideal", "holonomic", "nonholonomic"):
+        values = getattr(model, key)
+        named += [(key, e) for e in (values if values is not None else ())]
+    for contact in model.friction:
+        if not isinstance(contact, CoulombFriction):
+            raise ValueError(f"`friction` must hold CoulombFriction contacts; got {contact!r}")
+        named += [("friction", contact.sliding_velocity), ("friction", contact.coefficient)]
+        if contact.static_coefficient is not None:
+            named.append(("friction", contact.static_coefficient))
+    for key, value in named:
+        if value is None:
+            continue
+        try:
+            expr = sm.sympify(value)
+        except (sm.SympifyError, TypeError) as exc:
+            raise ValueError(f"`{key}` must hold sympy expressions; got {value!r}") from exc
+        if not isinstance(expr, sm.Basic) or isinstance(expr, sm.MatrixBase):
+            raise ValueError(f"`{key}` must hold scalar sympy expressions; got {value!r}")
+        if expr.has(sm.nan, sm.oo, -sm.oo, sm.zoo):
+            raise ValueError(f"`{key}` contains a non-finite number (nan, oo or zoo): {expr}; check the expression")
+        stray = {f for f in expr.atoms(AppliedUndef) if f not in coordinates}
+        if stray:
+            names = ", ".join(sorted(map(str, stray)))
+            raise ValueError(
+                f"`{key}` contains the function(s) {names}, which are not coordinates: list each in "
+                "`coordinates`, or, for a prescribed input such as a drive force, write it as an explicit "
+                "expression in t (e.g. F0*sin(w*t) with F0, w in `parameters`)"
+            )
+        derivatives = expr.atoms(sm.Derivative)
+        if key == "holonomic" and derivatives:
+            raise ValueError(
+                f"`holonomic` constraint {expr} contains the velocity {sorted(map(str, derivatives))[0]}: "
+                "a holonomic constraint phi(q, t) = 0 depends on positions only; pass it in `nonholonomic`"
+            )
+        too_high = sorted(str(d) for d in derivatives if d not in velocities)
+        if too_high and key not in ("mass_matrix", "potential_energy"):
+            raise ValueError(
+                f"`{key}` contains the acceleration {too_high[0]}: only coordinates and their first "
+                "derivatives may appear there"
+            )
+        if derivatives and key in ("mass_matrix", "potential_energy"):
+            raise ValueError(
+                f"`{key}` contains the derivative {sorted(map(str, derivatives))[0]}: it may depend on "
+                "the coordinates and time only"
+            )
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,8 +242,12 @@ class Model:
                     "Use sympy.physics.mechanics.dynamicsymbols('x y')"
                 )
         n = q.shape[0]
+        repeated = sorted({str(qi) for qi in q if list(q).count(qi) > 1})
+        if repeated:
+            raise ValueError(f"`coordinates` lists {', '.join(repeated)} more than once; give each coordinate once")
         qd = q.diff(TIME)
         qdd = qd.diff(TIME)
+        _check_inputs(self, q, qd, qdd)
         if (self.kinetic_energy is None) == (self.mass_matrix is None):
             raise ValueError("give exactly one of `kinetic_energy` and `mass_matrix`")
         if self.kinetic_energy is None:
