@@ -232,3 +232,21 @@ def test_bad_arguments_are_named(call, message):
     P.set_vel(N, q[0].diff() * N.x)
     with pytest.raises(ValueError, match=message):
         call(q, N, Particle("b", P, 1))
+
+
+def test_pendulum_on_cart_with_a_declared_drive_force_matches_kane():
+    """sympy's model with its cart force F(t), declared as an input F = F0 cos(w t)."""
+    kane = models.n_link_pendulum_on_cart(2, cart_force=True, joint_torques=False)
+    kane.kanes_equations(kane.bodies, kane.loads)
+    F = dynamicsymbols("F")
+    t = dynamicsymbols._t
+    F0, w = sm.symbols("F0 w")
+    rng = np.random.default_rng(5)
+    params = defaults(kane_symbols(kane), rng) | {F0: 0.7, w: 2.0}
+    model = model_from_bodies(kane.q, kane._inertial, kane.bodies, kane.loads, speeds=kane.u,
+                              kinematic_equations=kane.kindiffdict(), parameters=params,
+                              inputs={F: F0 * sm.cos(w * t)})
+    q, qd, time = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3), 0.8
+    values = {**dict(zip(kane.q, q)), **dict(zip(kane.u, qd)), **params, F: 0.7 * np.cos(1.6)}
+    expected = kane_accelerations(kane, values)
+    assert_close(model.compile().motion(time, q, qd, **{str(k): v for k, v in params.items()}).qdd, expected)

@@ -499,3 +499,32 @@ def test_non_finite_mass_matrix_entry_is_refused():
     x, y, _, _ = _xyz()
     with pytest.raises(ValueError, match=r"`mass_matrix` contains a non-finite number"):
         Model([x, y], mass_matrix=sm.Matrix([[1, 0], [0, sm.nan]]))
+
+
+def test_declared_input_drives_the_model():
+    """x'' = F(t)/m with F(t) = F0 sin(w t), and a prescribed motion y = Y(t) as a holonomic constraint."""
+    x, y, F, gamma, Y = dynamicsymbols("x y F gamma Y")
+    t = dynamicsymbols._t
+    m, F0, w, a = sm.symbols("m F0 w a")
+    model = Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2, forces=[F + gamma, 0],
+                  holonomic=[y - Y], inputs={F: F0 * sm.sin(w * t), gamma: 0 * t, Y: a * sm.cos(w * t)},
+                  parameters={m: 2.0, F0: 3.0, w: 1.5, a: 0.2})
+    qdd = model.compile().motion(3.0, [0.1, 0.2 * math.cos(4.5)], [0.0, -0.3 * math.sin(4.5)]).qdd
+    # gamma(t) = 0 here, never math.gamma(3) = 2.
+    assert qdd[0] == pytest.approx(3.0 * math.sin(4.5) / 2.0, rel=1e-14)
+    assert qdd[1] == pytest.approx(-0.2 * 1.5**2 * math.cos(4.5), rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        ("F", r"`inputs` must map functions of time"),
+        ({sm.Symbol("F"): 1}, r"`inputs`: each key must be a function of time"),
+        ({dynamicsymbols("x"): 1}, r"`inputs`: x\(t\) is a coordinate"),
+        ({dynamicsymbols("F"): "1 +"}, r"`inputs`: the value of F\(t\) must be a sympy expression"),
+    ],
+)
+def test_bad_inputs_are_named(inputs, message):
+    x = dynamicsymbols("x")
+    with pytest.raises(ValueError, match=message):
+        Model([x], kinetic_energy=x.diff() ** 2 / 2, inputs=inputs)

@@ -126,6 +126,7 @@ def model_from_bodies(
     holonomic: Sequence[sm.Expr] = (),
     nonholonomic: Sequence[sm.Expr] = (),
     parameters: Mapping[sm.Symbol, float] | None = None,
+    inputs: Mapping[sm.Function, sm.Expr] | None = None,
     name: str = "",
     simplify: bool = False,
 ) -> Model:
@@ -158,6 +159,8 @@ def model_from_bodies(
         Constraints ``phi(q, t) = 0`` and ``psi(q, q' or u, t) = 0``.
     parameters : mapping of Symbol (or name) to float
         Every other symbol with its default value.
+    inputs : mapping of function of time to expression, optional
+        Prescribed inputs such as a drive force ``F(t)`` (see :class:`Model`).
     name : str, optional
         A title for displays.
     simplify : bool, optional
@@ -221,6 +224,7 @@ def model_from_bodies(
         holonomic=[sm.sympify(e).xreplace(to_qd) for e in holonomic],
         nonholonomic=[sm.sympify(e).xreplace(to_qd) for e in nonholonomic],
         parameters=dict(parameters or {}),
+        inputs=dict(inputs or {}),
         name=name,
         simplify=simplify,
     )
@@ -231,6 +235,7 @@ def model_from_system(
     parameters: Mapping[sm.Symbol, float] | None = None,
     *,
     potential_energy: sm.Expr = 0,
+    inputs: Mapping[sm.Function, sm.Expr] | None = None,
     name: str = "",
     simplify: bool = False,
 ) -> Model:
@@ -250,6 +255,8 @@ def model_from_system(
         Every symbol other than coordinates, speeds and time, with its default.
     potential_energy : sympy expression, optional
         Further ``V(q, t)``, added to the bodies' own.
+    inputs : mapping of function of time to expression, optional
+        Prescribed inputs (see :class:`Model`).
     name, simplify
         Passed to :class:`Model`.
 
@@ -274,6 +281,7 @@ def model_from_system(
         holonomic=list(system.holonomic_constraints),
         nonholonomic=list(system.nonholonomic_constraints),
         parameters=parameters,
+        inputs=inputs,
         name=name,
         simplify=simplify,
     )

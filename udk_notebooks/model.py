@@ -19,7 +19,7 @@ fields are sympy matrices in the generalized coordinates ``q(t)``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Mapping, Sequence
 
@@ -141,8 +141,8 @@ def _check_inputs(model: "Model", q, qd, qdd) -> None:
             names = ", ".join(sorted(map(str, stray)))
             raise ValueError(
                 f"`{key}` contains the function(s) {names}, which are not coordinates: list each in "
-                "`coordinates`, or, for a prescribed input such as a drive force, write it as an explicit "
-                "expression in t (e.g. F0*sin(w*t) with F0, w in `parameters`)"
+                "`coordinates`, or declare a prescribed input such as a drive force in `inputs`, "
+                "e.g. inputs={F: F0*sin(w*t)} with F0, w in `parameters`"
             )
         derivatives = expr.atoms(sm.Derivative)
         if key == "holonomic" and derivatives:
@@ -191,6 +191,12 @@ class Model:
         Sliding contacts whose friction depends on the normal force.
     parameters : mapping of sympy Symbol to float
         Every symbol other than the coordinates and time, with its default.
+    inputs : mapping of function of time to sympy expression, optional
+        Prescribed inputs, e.g. a drive force ``F(t)``: ``inputs={F: F0*sin(w*t)}``
+        with ``F = dynamicsymbols("F")`` and ``F0, w`` in ``parameters``. Each
+        ``F(t)`` and its derivatives are replaced by the expression before the
+        derivation (the stored fields hold the replaced expressions). A function
+        of time that is neither a coordinate nor an input is refused.
     name : str, optional
         A title for displays.
     simplify : bool, optional
@@ -228,10 +234,13 @@ class Model:
     nonideal: Sequence[sm.Expr] | None = None
     friction: Sequence[CoulombFriction] = ()
     parameters: Mapping[sm.Symbol, float] = field(default_factory=dict)
+    inputs: Mapping[sm.Function, sm.Expr] = field(default_factory=dict)
     name: str = ""
     simplify: bool = False
 
     def __post_init__(self):
+        if self.inputs:
+            self._substitute_inputs()
         q = sm.Matrix(list(self.coordinates))
         if q.shape[0] == 0:
             raise ValueError("`coordinates` must list at least one generalized coordinate")
@@ -336,6 +345,42 @@ class Model:
         for key, value in derived.items():
             object.__setattr__(self, key, sm.ImmutableMatrix(value) if isinstance(value, sm.MatrixBase) else value)
         self._check_symbols()
+
+    def _substitute_inputs(self) -> None:
+        """Replace each declared input ``F(t)`` (and its derivatives) by its expression in every field."""
+        if not isinstance(self.inputs, Mapping):
+            raise ValueError(f"`inputs` must map functions of time to expressions, e.g. {{F: F0*sin(w*t)}}; got {self.inputs!r}")
+        values = {}
+        for key, value in self.inputs.items():
+            if not (isinstance(key, AppliedUndef) and key.args == (TIME,)):
+                raise ValueError(f"`inputs`: each key must be a function of time made with dynamicsymbols; got {key!r}")
+            if key in set(self.coordinates):
+                raise ValueError(f"`inputs`: {key} is a coordinate; a coordinate cannot be prescribed as an input")
+            try:
+                values[key] = sm.sympify(value)
+            except (sm.SympifyError, TypeError) as exc:
+                raise ValueError(f"`inputs`: the value of {key} must be a sympy expression in t; got {value!r}") from exc
+
+        def put(expr):
+            if expr is None:
+                return None
+            expr = sm.sympify(expr)
+            rates = {d: values[d.expr].diff(*d.variables) for d in expr.atoms(sm.Derivative) if d.expr in values}
+            return expr.xreplace(rates).xreplace(values)
+
+        for key in ("kinetic_energy", "potential_energy", "dissipation"):
+            object.__setattr__(self, key, put(getattr(self, key)))
+        if self.mass_matrix is not None:
+            object.__setattr__(self, "mass_matrix", sm.Matrix(self.mass_matrix).applyfunc(put))
+        for key in ("forces", "nonideal", "holonomic", "nonholonomic"):
+            if getattr(self, key) is not None:
+                object.__setattr__(self, key, [put(e) for e in getattr(self, key)])
+        object.__setattr__(self, "friction", tuple(
+            replace(c, sliding_velocity=put(c.sliding_velocity), coefficient=put(c.coefficient),
+                    static_coefficient=put(c.static_coefficient))
+            if isinstance(c, CoulombFriction) else c
+            for c in self.friction
+        ))
 
     # -- sizes -------------------------------------------------------------
     @property
