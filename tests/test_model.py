@@ -528,3 +528,25 @@ def test_bad_inputs_are_named(inputs, message):
     x = dynamicsymbols("x")
     with pytest.raises(ValueError, match=message):
         Model([x], kinetic_energy=x.diff() ** 2 / 2, inputs=inputs)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({sm.Symbol("q0"): 2.0}, r"`parameters`: the name 'q0' is reserved"),
+        ({sm.Symbol("qd1"): 2.0}, r"`parameters`: the name 'qd1' is reserved"),
+        ({sm.Symbol("k"): 2.0, sm.Symbol("k", positive=True): 3.0}, r"`parameters` holds two symbols named 'k'"),
+    ],
+)
+def test_parameter_names_the_compiled_functions_would_confuse_are_refused(params, message):
+    x = dynamicsymbols("x")
+    with pytest.raises(ValueError, match=message):
+        Model([x], kinetic_energy=x.diff() ** 2 / 2, potential_energy=sum(params) * x**2, parameters=params)
+
+
+@pytest.mark.parametrize("name", ["t", "math", "lambda", "x", "gamma"])
+def test_parameter_names_that_look_like_other_things_still_work(name):
+    x = dynamicsymbols("x")
+    k = sm.Symbol(name)
+    model = Model([x], kinetic_energy=x.diff() ** 2 / 2, potential_energy=k * x**2 / 2, parameters={k: 2.0})
+    assert model.compile().motion(0.0, [1.5], [0.0]).qdd[0] == pytest.approx(-3.0, rel=1e-15)

@@ -19,6 +19,7 @@ fields are sympy matrices in the generalized coordinates ``q(t)``:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Mapping, Sequence
@@ -94,6 +95,27 @@ def _gradient(expr: sm.Expr, symbols) -> list:
             if sym in wanted:
                 parts[wanted[sym]].append(term.diff(sym))
     return [sm.Add(*p) for p in parts]
+
+
+def _check_parameter_names(params: Mapping) -> None:
+    """Refuse parameter names that the numeric functions could not tell apart.
+
+    The compiled functions name the state ``q0, q1, ...`` and ``qd0, qd1, ...``
+    and pass each parameter by its name, so a parameter called ``q0`` would be
+    read as a coordinate, and two symbols with one name as one argument.
+    """
+    seen = set()
+    for symbol in params:
+        if not isinstance(symbol, sm.Symbol):
+            raise ValueError(f"`parameters`: each key must be a sympy Symbol or its name; got {symbol!r}")
+        name = symbol.name
+        if re.fullmatch(r"qd?[0-9]+", name):
+            raise ValueError(f"`parameters`: the name {name!r} is reserved for the state; rename the symbol")
+        if name in seen:
+            raise ValueError(
+                f"`parameters` holds two symbols named {name!r} (with different assumptions); use one symbol"
+            )
+        seen.add(name)
 
 
 def _check_inputs(model: "Model", q, qd, qdd) -> None:
@@ -282,6 +304,7 @@ class Model:
             for key, value in dict(self.parameters).items()
         }
         object.__setattr__(self, "parameters", params)
+        _check_parameter_names(params)
 
         # Differentiate in plain placeholder symbols: sympy differentiates with respect to
         # Derivative objects far more slowly, and a row only needs the symbols it contains.
