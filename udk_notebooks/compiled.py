@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 import sympy as sm
 
-from ._checks import check_vector
+from ._checks import finite_float, check_vector
 from .core import Motion, cholesky_or_none, solve
 from .model import TIME, Model
 
@@ -37,6 +37,12 @@ __all__ = ["CompiledModel"]
 
 STICK_SPEED = 1e-10
 """A contact with ``|s|`` below this (times the speed scale) counts as at rest in :meth:`CompiledModel.motion`."""
+
+HOLD_RTOL = 1e-9
+"""Static friction holds a contact at rest while the holding force it needs is at most ``1 + HOLD_RTOL``
+times its limit ``mu_s |N|``. At the angle of repose the two agree to rounding; this margin decides such a
+contact as stuck for every integrator, instead of sliding it with an acceleration of rounding size and
+switching back and forth (issue 14)."""
 
 
 _NO_RATIOS = np.zeros(0)
@@ -320,7 +326,7 @@ class CompiledModel:
         if not contacts:
             return tuple(new)
         _, ratios = self.solve_modes(t, q, qd, p, tuple(new))
-        released = [i for i in contacts if abs(ratios[i]) > 1]
+        released = [i for i in contacts if abs(ratios[i]) > 1 + HOLD_RTOL]
         for i in released:
             new[i] = -int(np.sign(ratios[i]))
         if released:
@@ -357,6 +363,7 @@ class CompiledModel:
             Accelerations and the impressed, ideal and nonideal forces. Friction
             contacts at rest are held when static friction can hold them.
         """
+        t = finite_float(t, "`t`")
         q, qd = self.check_state(q, qd)
         p = self.parameters(params)
         correction = None

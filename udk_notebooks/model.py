@@ -118,73 +118,6 @@ def _check_parameter_names(params: Mapping) -> None:
         seen.add(name)
 
 
-def _check_inputs(model: "Model", q, qd, qdd) -> None:
-    """Refuse, naming the argument, what the derivation would silently get wrong.
-
-    * a non-finite number (``nan``, ``oo``, ``zoo``): a NaN constraint would
-      otherwise drop out of ``A`` and the system would run unconstrained;
-    * a function of time other than a coordinate, ``F(t)``: the numeric
-      functions could not evaluate it, and a name such as ``gamma`` would
-      silently become ``math.gamma``;
-    * a velocity in a holonomic constraint (it belongs in ``nonholonomic``),
-      an acceleration in a nonholonomic constraint, in an energy, in
-      Rayleigh's function or in a force (``M`` would come out wrong).
-    """
-    coordinates = set(q)
-    velocities = set(qd)
-    named = [
-        ("kinetic_energy", model.kinetic_energy), ("potential_energy", model.potential_energy),
-        ("dissipation", model.dissipation),
-    ]
-    if model.mass_matrix is not None:
-        named += [("mass_matrix", e) for e in sm.Matrix(model.mass_matrix)]
-    for key in ("forces", "nonideal", "holonomic", "nonholonomic"):
-        values = getattr(model, key)
-        named += [(key, e) for e in (values if values is not None else ())]
-    for contact in model.friction:
-        if not isinstance(contact, CoulombFriction):
-            raise ValueError(f"`friction` must hold CoulombFriction contacts; got {contact!r}")
-        named += [("friction", contact.sliding_velocity), ("friction", contact.coefficient)]
-        if contact.static_coefficient is not None:
-            named.append(("friction", contact.static_coefficient))
-    for key, value in named:
-        if value is None:
-            continue
-        try:
-            expr = sm.sympify(value)
-        except (sm.SympifyError, TypeError) as exc:
-            raise ValueError(f"`{key}` must hold sympy expressions; got {value!r}") from exc
-        if not isinstance(expr, sm.Basic) or isinstance(expr, sm.MatrixBase):
-            raise ValueError(f"`{key}` must hold scalar sympy expressions; got {value!r}")
-        if expr.has(sm.nan, sm.oo, -sm.oo, sm.zoo):
-            raise ValueError(f"`{key}` contains a non-finite number (nan, oo or zoo): {expr}; check the expression")
-        stray = {f for f in expr.atoms(AppliedUndef) if f not in coordinates}
-        if stray:
-            names = ", ".join(sorted(map(str, stray)))
-            raise ValueError(
-                f"`{key}` contains the function(s) {names}, which are not coordinates: list each in "
-                "`coordinates`, or declare a prescribed input such as a drive force in `inputs`, "
-                "e.g. inputs={F: F0*sin(w*t)} with F0, w in `parameters`"
-            )
-        derivatives = expr.atoms(sm.Derivative)
-        if key == "holonomic" and derivatives:
-            raise ValueError(
-                f"`holonomic` constraint {expr} contains the velocity {sorted(map(str, derivatives))[0]}: "
-                "a holonomic constraint phi(q, t) = 0 depends on positions only; pass it in `nonholonomic`"
-            )
-        too_high = sorted(str(d) for d in derivatives if d not in velocities)
-        if too_high and key not in ("mass_matrix", "potential_energy"):
-            raise ValueError(
-                f"`{key}` contains the acceleration {too_high[0]}: only coordinates and their first "
-                "derivatives may appear there"
-            )
-        if derivatives and key in ("mass_matrix", "potential_energy"):
-            raise ValueError(
-                f"`{key}` contains the derivative {sorted(map(str, derivatives))[0]}: it may depend on "
-                "the coordinates and time only"
-            )
-
-
 @dataclass(frozen=True, eq=False)
 class Model:
     """A constrained mechanical system, derived symbolically in one call.
@@ -278,7 +211,7 @@ class Model:
             raise ValueError(f"`coordinates` lists {', '.join(repeated)} more than once; give each coordinate once")
         qd = q.diff(TIME)
         qdd = qd.diff(TIME)
-        _check_inputs(self, q, qd, qdd)
+        self._check_inputs(q, qd, qdd)
         if (self.kinetic_energy is None) == (self.mass_matrix is None):
             raise ValueError("give exactly one of `kinetic_energy` and `mass_matrix`")
         if self.kinetic_energy is None:
@@ -404,6 +337,51 @@ class Model:
             if isinstance(c, CoulombFriction) else c
             for c in self.friction
         ))
+
+    def _check_inputs(self, q, qd, qdd) -> None:
+        """Refuse, by argument, what would fail later or silently: NaN, foreign functions, misplaced rates."""
+        named = [("kinetic_energy", self.kinetic_energy), ("potential_energy", self.potential_energy),
+                 ("dissipation", self.dissipation)]
+        if self.mass_matrix is not None:
+            named.append(("mass_matrix", sm.Matrix(self.mass_matrix)))
+        for argument in ("forces", "nonideal", "holonomic", "nonholonomic"):
+            values = getattr(self, argument)
+            named += [(f"{argument}[{i}]", e) for i, e in enumerate(values if values is not None else ())]
+        for i, contact in enumerate(self.friction):
+            named += [(f"friction[{i}].{attr}", getattr(contact, attr))
+                      for attr in ("sliding_velocity", "coefficient", "static_coefficient")
+                      if getattr(contact, attr) is not None]
+        coordinates = set(q)
+        for argument, value in named:
+            if value is None:
+                continue
+            expr = sm.sympify(value)
+            if expr.has(sm.nan, sm.zoo, sm.oo, -sm.oo):
+                raise ValueError(f"`{argument}` contains NaN or an infinity ({expr}); every expression must be finite")
+            foreign = sorted({str(f) for f in expr.atoms(AppliedUndef) if f not in coordinates})
+            if foreign:
+                raise ValueError(
+                    f"`{argument}` uses {', '.join(foreign)}, a function of time that is not one of the `coordinates` "
+                    f"({', '.join(map(str, q))}). Add it to `coordinates`, or declare a prescribed input in `inputs`, "
+                    "e.g. inputs={F: F0*sympy.sin(omega*t)} with t = udk_notebooks.model.TIME and "
+                    "parameters={F0: 1.0, omega: 2.0}"
+                )
+            kind = argument.split("[")[0]
+            rates = {"holonomic": list(qd) + list(qdd), "nonholonomic": list(qdd), "kinetic_energy": list(qdd),
+                     "potential_energy": list(qd) + list(qdd), "mass_matrix": list(qd) + list(qdd),
+                     "dissipation": list(qdd), "forces": list(qdd), "nonideal": list(qdd)}.get(kind, [])
+            found = [str(r) for r in rates if expr.has(r)]
+            if found:
+                fix = {"holonomic": "a constraint on velocities is nonholonomic: pass it in `nonholonomic`",
+                       "nonholonomic": "a nonholonomic constraint is psi(q, q', t) = 0, without accelerations",
+                       "kinetic_energy": "T depends on coordinates and velocities only",
+                       "potential_energy": "V depends on coordinates and time only (velocity-dependent forces "
+                                           "go in `forces`)",
+                       "mass_matrix": "M depends on coordinates and time only",
+                       "dissipation": "D depends on coordinates and velocities only",
+                       "forces": "a force depends on coordinates, velocities and time only",
+                       "nonideal": "C depends on coordinates, velocities and time only"}[kind]
+                raise ValueError(f"`{argument}` contains {', '.join(found)}: {fix}")
 
     # -- sizes -------------------------------------------------------------
     @property

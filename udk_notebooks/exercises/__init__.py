@@ -1,0 +1,18 @@
+"""Exercise checks for the lessons.
+
+Each lesson's checks live in ``udk_notebooks.exercises.lessonNN`` as
+functions ``check_1(answer)``, ``check_2(answer)``, ... that return a
+:class:`Feedback` and never raise: a notebook imports the module once
+(``from udk_notebooks.exercises import lesson01 as ex``) and calls
+``ex.check_1(my_answer)`` in the exercise cell, so the cell works after a
+kernel restart and a student cannot break a check by redefining a variable.
+Expected answers are computed from the package by a route independent of
+the one the lesson shows, never stored as literals.
+
+The building blocks (answer forms, the verdict, the decorator) are in
+:mod:`udk_notebooks.exercises._feedback` and re-exported here.
+"""
+
+from ._feedback import AnswerFormError, Feedback, checker, number, vector, yes_no
+
+__all__ = ["AnswerFormError", "Feedback", "number", "vector", "yes_no", "checker"]
