@@ -12,7 +12,6 @@ import pytest
 import sympy as sm
 from sympy.physics.mechanics import (
     Force,
-    KanesMethod,
     LagrangesMethod,
     Lagrangian,
     Particle,
@@ -243,6 +242,9 @@ def test_pendulum_on_cart_with_a_declared_drive_force_matches_kane():
     F0, w = sm.symbols("F0 w")
     rng = np.random.default_rng(5)
     params = defaults(kane_symbols(kane), rng) | {F0: 0.7, w: 2.0}
+    with pytest.raises(ValueError, match=r"`forces\[0\]` uses F\(t\), a function of time .* declare .* in `inputs`"):
+        model_from_bodies(kane.q, kane._inertial, kane.bodies, kane.loads, speeds=kane.u,
+                          kinematic_equations=kane.kindiffdict(), parameters=params)
     model = model_from_bodies(kane.q, kane._inertial, kane.bodies, kane.loads, speeds=kane.u,
                               kinematic_equations=kane.kindiffdict(), parameters=params,
                               inputs={F: F0 * sm.cos(w * t)})

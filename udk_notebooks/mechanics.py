@@ -54,7 +54,7 @@ VELOCITY_CHECK_RTOL = 1e-9
 """Relative size of ``v_P - d/dt(r_P)`` at a random state above which a velocity is refused."""
 
 
-def _speed_map(speeds, kinematic_equations, coordinates) -> dict:
+def _speed_map(speeds, kinematic_equations) -> dict:
     """``{u_j: u_j(q, q', t)}`` from the kinematic differential equations (linear in ``u``)."""
     speeds = list(speeds)
     if isinstance(kinematic_equations, Mapping):
@@ -186,7 +186,7 @@ def model_from_bodies(
         if not isinstance(body, (Particle, RigidBody)):
             raise ValueError(f"`bodies` must hold Particle or RigidBody objects; got {body!r}")
     qd = [c.diff(TIME) for c in q]
-    to_qd = _speed_map(speeds, kinematic_equations, q)
+    to_qd = _speed_map(speeds, kinematic_equations)
 
     kinetic = sm.expand(kinetic_energy(frame, *bodies).xreplace(to_qd))
     potential = sm.sympify(potential_energy) + sum((sm.sympify(b.potential_energy) for b in bodies), sm.S.Zero)
