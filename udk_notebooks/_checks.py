@@ -93,13 +93,13 @@ def check_vector(value, name: str, length: int) -> np.ndarray:
 
 def check_constraint_matrix(A, b, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Check ``A`` (shape (m, n)) and ``b`` (shape (m,)); ``m`` may be zero."""
-    A = np.zeros((0, n)) if A is None else np.asarray(A, dtype=float)
+    A = np.zeros((0, n)) if A is None else as_finite_array(A, "A", np.ndim(A))
     if A.ndim == 1 and A.size == n:
         A = A.reshape(1, n)
     A = as_finite_array(A, "A", 2)
     if A.shape[1] != n:
         raise ValueError(f"`A` must have shape (m, {n}): one column per coordinate; got shape {A.shape}")
-    b = np.zeros(0) if b is None else np.atleast_1d(np.asarray(b, dtype=float))
+    b = np.zeros(0) if b is None else np.atleast_1d(as_finite_array(b, "b", np.ndim(b)))
     b = as_finite_array(b, "b", 1)
     if b.shape != (A.shape[0],):
         raise ValueError(f"`b` must have shape ({A.shape[0]},): one entry per row of `A`; got shape {b.shape}")
