@@ -282,10 +282,12 @@ class _Units:
         return lambda ideal: self.force(C(np.ldexp(ideal, self.e_force)))
 
     def acceleration_back(self, x, what):
-        return _finite_or_raise(np.ldexp(x, self.e_accel), what)
+        with np.errstate(over="ignore"):  # an overflow is refused by name just below
+            return _finite_or_raise(np.ldexp(x, self.e_accel), what)
 
     def force_back(self, x, what):
-        return _finite_or_raise(np.ldexp(x, self.e_force), what)
+        with np.errstate(over="ignore"):
+            return _finite_or_raise(np.ldexp(x, self.e_force), what)
 
 
 def _exponent(x: float) -> int:
@@ -647,7 +649,8 @@ def lagrange_multipliers(
     sol = np.linalg.solve(K, np.concatenate([Q_s, coef]))
     lam_s = U[:, :rank] @ sol[n:]
     qdd = units.acceleration_back(sol[:n], "qdd")
-    lam = _finite_or_raise(np.ldexp(lam_s, units.e_force - units.e_rows), "a multiplier")
+    with np.errstate(over="ignore"):
+        lam = _finite_or_raise(np.ldexp(lam_s, units.e_force - units.e_rows), "a multiplier")
     return qdd, lam
 
 
