@@ -223,9 +223,11 @@ def sweep(
         for k in range(1, N):
             if not live.size:
                 break
+            if k == 1 or not finite.all():  # the members still running, indexed once
+                args = (P[live], gains[live], stabilized[live])
+                f = lambda tt, yy: rhs(tt, yy, *args)  # noqa: E731
             target = grid[k]
             h = target - t
-            f = lambda tt, yy: rhs(tt, yy, P[live], gains[live], stabilized[live])  # noqa: E731
             if method == "rk4":
                 k1 = f(t, y)
                 k2 = f(t + h / 2, y + h / 2 * k1)
@@ -276,7 +278,11 @@ class _BatchRhs:
         if key not in self._inverse:
             self._inverse.clear()
             inv = np.array([np.linalg.inv(cm._constant_mass(p)[0]) for p in P])
-            self._inverse[key] = lambda X: inv @ X
+            if cm.n > 1 and not np.any(inv[:, ~np.eye(cm.n, dtype=bool)]):  # diagonal: a product per entry
+                diagonal = np.diagonal(inv, axis1=1, axis2=2)[:, :, None].copy()
+                self._inverse[key] = lambda X: diagonal * X
+            else:
+                self._inverse[key] = lambda X: inv @ X
         return self._inverse[key]
 
     def __call__(self, t, y, P, gains, stabilized):
