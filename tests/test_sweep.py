@@ -109,3 +109,30 @@ def test_parameter_grid_order():
     assert parameter_grid(a=[1, 2], b=[3]) == [{"a": 1.0, "b": 3.0}, {"a": 2.0, "b": 3.0}]
     with pytest.raises(ValueError, match="at least one axis"):
         parameter_grid()
+
+
+def test_stick_slip_map_regimes_follow_tan_alpha():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from udk_notebooks.sweep import stick_slip_map
+
+    angles = np.radians([10.0, 40.0])
+    regime, result = stick_slip_map(angles, [0.1, 1.0], t_end=1.5)
+    # mu = 0.1 < tan(alpha) for both angles: back down; mu = 1.0 > tan(40 deg) = 0.84: stuck.
+    np.testing.assert_array_equal(regime, [[-1, 0], [-1, 0]])
+    assert (result.status == "ok").all()
+
+
+def test_stability_map_marks_refused_gains():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from udk_notebooks.sweep import stability_map
+
+    drift, result = stability_map([5.0, 500.0], [5.0], method="euler", step=0.01, t_span=(0.0, 1.0))
+    assert list(result.status) == ["ok", "refused"]
+    assert np.isfinite(drift[0, 0]) and np.isnan(drift[1, 0])
+    single = simulate(PENDULUM, (0.0, 1.0), *chain.pendulum_initial_state(1.0),
+                      method="euler", step=0.01, stabilization=Baumgarte(5.0, 5.0))
+    assert drift[0, 0] == pytest.approx(np.abs(single.position_residual).max(), rel=1e-10)

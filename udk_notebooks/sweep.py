@@ -31,7 +31,7 @@ from .core import solve, solve_batch
 from .simulation import FIXED_STEP_METHODS, _check_initial, _compiled, simulate
 from .stabilization import Baumgarte, check_gain
 
-__all__ = ["SweepResult", "parameter_grid", "sweep"]
+__all__ = ["REGIMES", "SweepResult", "parameter_grid", "stability_map", "stick_slip_map", "sweep"]
 
 
 def parameter_grid(**axes: Sequence[float]) -> list[dict[str, float]]:
@@ -362,3 +362,126 @@ def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, opti
         stacked("velocity_residual", cm.m), status, message, stopped_at, members,
         modes=[None if r is None else r.modes for r in runs], runs=runs,
     )
+
+
+# -- maps for the lessons --------------------------------------------------------------
+
+
+def stability_map(alphas, betas, *, model=None, q0=None, qd0=None, t_span=(0.0, 5.0), method: str = "rk4",
+                  step: float = 0.01, ax=None):
+    """Largest drift ``max |phi|`` of Baumgarte-stabilized runs over a grid of gains, drawn as a map.
+
+    Each grid point is one run with ``Baumgarte(alpha, beta)`` (Baumgarte 1972;
+    Beshaw 2014, Eq. 20 for the stabilized ``b``), all integrated in one batch.
+
+    Parameters
+    ----------
+    alphas, betas : array_like, shape (a,), (c,)
+        Gains in 1/s.
+    model : Model or CompiledModel, optional
+        Default: the Cartesian pendulum released at 1 rad.
+    q0, qd0 : array_like, shape (n,), optional
+        Initial state (required with ``model``).
+    t_span, method, step
+        As for :func:`sweep`.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when None.
+
+    Returns
+    -------
+    drift : ndarray, shape (a, c)
+        ``max |phi|`` in metres (NaN where refused or diverged).
+    result : SweepResult
+        The runs, ``alphas`` slowest.
+    """
+    import matplotlib.pyplot as plt
+
+    from .examples import chain
+    from .plotting import OKABE_ITO
+
+    alphas, betas = as_finite_array(alphas, "alphas", 1), as_finite_array(betas, "betas", 1)
+    if model is None:
+        model = chain.cartesian_pendulum()
+        q0, qd0 = chain.pendulum_initial_state(1.0)
+    elif q0 is None or qd0 is None:
+        raise ValueError("`q0` and `qd0` are required with `model`")
+    grid = parameter_grid(alpha=alphas, beta=betas)
+    stabs = [Baumgarte(g["alpha"], g["beta"]) for g in grid]
+    result = sweep(model, t_span, q0, qd0, stabilization=stabs, method=method, step=step)
+    shape = (alphas.size, betas.size)
+    drift = result.max_drift.reshape(shape)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.0, 4.5), layout="constrained")
+    mesh = ax.pcolormesh(betas, alphas, np.log10(np.maximum(drift, 1e-16)), shading="nearest", cmap="cividis")
+    ax.figure.colorbar(mesh, ax=ax, label=r"$\log_{10}\max|\phi|$ (m$^2$)")
+    status = result.status.reshape(shape)
+    B_, A_ = np.meshgrid(betas, alphas)
+    for name, marker, colour in (("refused", "x", OKABE_ITO["vermillion"]), ("diverged", "+", OKABE_ITO["orange"])):
+        where = status == name
+        if where.any():
+            ax.plot(B_[where], A_[where], ls="none", marker=marker, color=colour, label=f"{name} (marker {marker})")
+    if (status != "ok").any():
+        ax.legend(loc="lower right", fontsize="small", framealpha=1.0)
+    ax.set(xlabel=r"$\beta$ (1/s)", ylabel=r"$\alpha$ (1/s)",
+           title=f"drift after {t_span[1] - t_span[0]:g} s, {method}, step {step:g} s")
+    return drift, result
+
+
+REGIMES = {1: "still sliding up", 0: "stuck", -1: "slides back down"}
+"""Final friction mode of the incline block, by value (see :func:`stick_slip_map`)."""
+
+
+def stick_slip_map(angles, mus, *, speed: float = 3.0, t_end: float = 1.5, step: float = 0.01, ax=None):
+    """Where the block on the rough incline ends: still sliding up, stuck, or sliding back down.
+
+    Each point is a run of :mod:`udk_notebooks.examples.incline_friction`
+    started up the slope at ``speed`` with ``mu_s = mu``; the block sticks
+    when ``mu >= tan(alpha)`` (the example's Eq. for the holding force), which
+    the map shows as the drawn curve ``mu = tan(alpha)``.
+
+    Parameters
+    ----------
+    angles : array_like, shape (a,)
+        Incline angles in radians, in (0, pi/2).
+    mus : array_like, shape (c,)
+        Friction coefficients, >= 0.
+    speed, t_end, step : float, optional
+        Initial speed up the slope (m/s), run length (s) and RK4 step (s).
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    regime : ndarray of int, shape (a, c)
+        Final mode per point (keys of :data:`REGIMES`).
+    result : SweepResult
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    from .examples import incline_friction
+    from .plotting import OKABE_ITO
+
+    angles, mus = as_finite_array(angles, "angles", 1), as_finite_array(mus, "mus", 1)
+    if not np.all((angles > 0) & (angles < np.pi / 2)):
+        raise ValueError("`angles` must lie in (0, pi/2) radians")
+    if not np.all(mus >= 0):
+        raise ValueError("`mus` must be >= 0")
+    grid = [dict(p, mu_s=p["mu"]) for p in parameter_grid(alpha=angles, mu=mus)]
+    states = [incline_friction.initial_state(speed, alpha=p["alpha"]) for p in grid]
+    q0, qd0 = np.array([s[0] for s in states]), np.array([s[1] for s in states])
+    result = sweep(incline_friction.model(), (0.0, t_end), q0, qd0, params=grid, step=step)
+    regime = np.array([m[-1, 0] if m is not None else 2 for m in result.modes]).reshape(angles.size, mus.size)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.0, 4.5), layout="constrained")
+    colours = [OKABE_ITO["vermillion"], OKABE_ITO["sky_blue"], OKABE_ITO["bluish_green"]]
+    ax.pcolormesh(mus, np.degrees(angles), regime, shading="nearest", cmap=ListedColormap(colours), vmin=-1.5, vmax=1.5)
+    M_, A_ = np.meshgrid(mus, np.degrees(angles))
+    for value, marker in ((-1, "v"), (0, "s"), (1, "^")):  # markers, not colour alone
+        where = regime == value
+        ax.plot(M_[where], A_[where], ls="none", marker=marker, ms=4, mfc="none", mec="black",
+                label=f"{REGIMES[value]} ({marker})")
+    ax.plot(np.tan(angles), np.degrees(angles), "k--", label=r"$\mu = \tan\alpha$")
+    ax.set(xlim=(mus.min(), mus.max()), xlabel=r"friction coefficient $\mu = \mu_s$ (1)", ylabel=r"incline angle $\alpha$ (deg)",
+           title=f"regime after {t_end:g} s, started up at {speed:g} m/s")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", framealpha=1.0)
+    return regime, result
