@@ -725,3 +725,34 @@ def test_motion_holds_copies():
     assert motion.impressed is not Q
     Q[:] = 7.0
     np.testing.assert_array_equal(motion.impressed, [1.0, 2.0])
+
+
+# -- the batched kernel against the general route ----------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 5), st.integers(1, 5), st.integers(0, 2**32 - 1))
+def test_solve_batch_matches_udwadia_kalaba(n, m, B, seed):
+    from udk_notebooks.core import solve_batch
+
+    rng = np.random.default_rng(seed)
+    m = min(m, n)
+    R = rng.normal(size=(B, n, n))
+    M = R @ np.swapaxes(R, 1, 2) + n * np.eye(n)
+    Q, A, b, C = rng.normal(size=(B, n)), rng.normal(size=(B, m, n)), rng.normal(size=(B, m)), rng.normal(size=(B, n))
+    sol = solve_batch(lambda X: np.linalg.solve(M, X), Q, A, b, C[:, :, None])
+    for i in range(B):
+        if m and np.linalg.cond(A[i]) > 30:
+            continue  # the Gram route squares cond(A): 1e-12 holds for well-posed rows only
+        assert sol.ok[i]
+        ref = udwadia_kalaba(M[i], Q[i], A[i], b[i], C[i])
+        scale = 1.0 + np.abs(ref.qdd).max()
+        np.testing.assert_allclose(sol.qdd[i] + sol.acceleration[i, :, 0], ref.qdd, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(sol.ideal[i], ref.ideal, rtol=0, atol=1e-12 * (1 + np.abs(ref.ideal).max()))
+        np.testing.assert_allclose(sol.force[i, :, 0], ref.nonideal, rtol=0, atol=1e-12 * (1 + np.abs(ref.nonideal).max()))
+
+
+def test_solve_batch_flags_dependent_rows():
+    from udk_notebooks.core import solve_batch
+
+    A = np.array([[[1.0, 0.0], [2.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]])
+    sol = solve_batch(lambda X: X, np.ones((2, 2)), A, np.zeros((2, 2)))
+    assert list(sol.ok) == [False, True]

@@ -33,12 +33,10 @@ null space of ``A``), where the rank of ``A`` itself decides which rows are
 redundant, so a badly scaled mass matrix cannot make independent rows look
 dependent.
 
-Two kernels serve compiled models: :func:`solve_saddle`, one LU factorization
-of the bordered matrix ``[[M, A^T], [A, 0]]`` for small systems (the cost of a
-few coordinates is the number of calls), and :func:`solve_batch`, Eq. (7)
-through the Gram matrix for a stack of systems at once (parameter sweeps and
-the samples of a trajectory). Both return nothing where they cannot vouch for
-the answer (an ill-conditioned system), and the caller then uses :func:`solve`.
+:func:`solve_batch` solves Eq. (7) through the Gram matrix for a stack of
+systems at once (parameter sweeps, :mod:`udk_notebooks.sweep`); it flags the
+members it cannot vouch for (an ill-conditioned Gram matrix), which the caller
+then solves with :func:`solve`.
 
 The public functions scale their input by powers of two before solving (``M``
 to unit size, each row of ``A`` to unit size, the forces to the size of the
@@ -66,7 +64,6 @@ __all__ = [
     "Motion",
     "lagrange_multipliers",
     "solve_batch",
-    "solve_saddle",
     "udwadia_kalaba",
     "virtual_displacements",
 ]
@@ -89,11 +86,6 @@ LSE_RCOND = 1e-6
 """Solve Gauss's minimum directly (``dgglse``) only when the estimated reciprocal
 condition number of ``A`` exceeds this; otherwise rows that are dependent or
 nearly so go through the pseudoinverse of Eq. (7), with its rank decision."""
-
-SADDLE_RCOND = 1e-8
-""":func:`solve_saddle` answers only when the estimated reciprocal condition number
-of the bordered matrix exceeds this (then its relative error is below about
-``1e-16 / SADDLE_RCOND``); otherwise the caller falls back to :func:`solve`."""
 
 LSE_MAX_N = 16
 """Largest number of coordinates solved by ``dgglse``: its factorization costs
@@ -683,53 +675,6 @@ def virtual_displacements(A, *, rank_rtol: float = RANK_RTOL) -> np.ndarray:
 
 
 # -- kernels for compiled models ------------------------------------------------------------------
-
-
-def solve_saddle(K: np.ndarray, rhs: np.ndarray, n: int, C=None) -> Motion | None:
-    """Small systems in one LU factorization of the bordered (saddle-point) matrix.
-
-    ``K = [[M, A^T], [A, 0]]`` and ``rhs = [Q; b]`` give ``K [q''; y] = rhs``
-    with ``M q'' = Q - A^T y`` and ``A q'' = b``, so ``F^L = -A^T y`` (Beshaw
-    2014, Eqs. 9-17, with ``y = -lambda``). This is the minimum of Gauss's
-    function whenever ``K`` is nonsingular (``A`` of full row rank and ``[M; A]``
-    of full column rank), so it equals Eq. (7) without forming ``M^{-1/2}``.
-    A nonideal ``C`` (an array, or a callable of ``F^L``) reuses the
-    factorization: ``K [x; y_c] = [C; 0]`` gives the acceleration ``x`` that
-    ``F^C = M x = C - A^T y_c`` adds (Eq. 11).
-
-    Parameters
-    ----------
-    K : ndarray, shape (n + m, n + m)
-        The bordered matrix; read, never written.
-    rhs : ndarray, shape (n + m,)
-        ``[Q; b]``.
-    n : int
-        Number of coordinates.
-    C : ndarray, shape (n,), or callable, optional
-
-    Returns
-    -------
-    Motion or None
-        None when ``K`` is singular or its estimated reciprocal condition
-        number is at most :data:`SADDLE_RCOND` (dependent rows, a singular
-        ``[M; A]``, or bad scaling): then call :func:`solve`.
-    """
-    anorm = lapack.dlange("1", K)
-    lu, piv, x, info = lapack.dgesv(K, rhs)
-    if info != 0:
-        return None
-    rcond, info = lapack.dgecon(lu, anorm)
-    if info != 0 or not rcond > SADDLE_RCOND:
-        return None
-    A = K[n:, :n]
-    ideal = -(x[n:] @ A)
-    if C is None:
-        return Motion(qdd=x[:n], impressed=rhs[:n], ideal=ideal, nonideal=np.zeros(n))
-    c = np.asarray(C(ideal) if callable(C) else C, dtype=float)
-    padded = np.zeros(K.shape[0])
-    padded[:n] = c
-    xc, info = lapack.dgetrs(lu, piv, padded)
-    return Motion(qdd=x[:n] + xc[:n], impressed=rhs[:n], ideal=ideal, nonideal=c - xc[n:] @ A)
 
 
 @dataclass(frozen=True, eq=False)
