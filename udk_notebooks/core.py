@@ -742,6 +742,12 @@ def solve_batch(inverse: Callable[[np.ndarray], np.ndarray], Q, A, b, extra=None
         ok = np.ones(B, dtype=bool)
         zero = np.zeros((B, n))
         return BatchSolution(a, zero, np.zeros((B, 0)), XE, np.zeros((B, n, k)) if extra is None else extra, ok)
+    if m == 1 and extra is None:  # one row (a pendulum): products and sums instead of stacked matmuls
+        row, a_col, x_col = A[:, 0, :], X[:, :, 0], X[:, :, 1]
+        g = np.einsum("ij,ij->i", row, x_col)
+        ok = np.isfinite(g) & (g > 0)
+        lam = (b[:, 0] - np.einsum("ij,ij->i", row, a_col)) / np.where(ok, g, 1.0)
+        return BatchSolution(a_col + x_col * lam[:, None], row * lam[:, None], lam[:, None], XE, np.zeros((B, n, 0)), ok)
     AX = A @ X  # [A a, G, A M^{-1} extra]
     G = AX[:, :, 1 : 1 + m]
     right = np.concatenate([(b - AX[:, :, 0])[:, :, None], AX[:, :, 1 + m :]], axis=2)
