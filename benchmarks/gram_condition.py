@@ -10,15 +10,31 @@ replacing ``dlange`` inside ``udk_notebooks.core`` for this process only.
 """
 
 import sys
-import _timing  # noqa: E402  (pins BLAS to one thread)
+from types import SimpleNamespace
+
+import _timing  # pins BLAS to one thread before numpy loads
 import numpy as np
-from udk_notebooks.examples import chain
+
 from udk_notebooks import core
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 64; cm = chain.n_link_chain(N).compile(); q, qd = chain.chain_initial_state(N)
-new = _timing.per_call(lambda: cm.motion(0.0, q, qd), repeat=3)
-# the previous Gram condition estimate (sqrt(m) trace(G) as the 1-norm bound), for the ratio
-orig = core.lapack.dlange
-core.lapack = type("L", (), {k: getattr(core.lapack, k) for k in dir(core.lapack) if not k.startswith("__")})()
-core.lapack.dlange = lambda kind, G: np.sqrt(G.shape[0]) * np.trace(G)
-old = _timing.per_call(lambda: cm.motion(0.0, q, qd), repeat=3)
-print(f"N = {N}: motion {new:.0f} us with the exact 1-norm, {old:.0f} us with the sqrt(m) trace bound (ratio {old / new:.1f}x)")
+from udk_notebooks.examples import chain
+
+
+def main():
+    N = int(sys.argv[1]) if len(sys.argv) > 1 else 64
+    cm = chain.n_link_chain(N).compile()
+    q, qd = chain.chain_initial_state(N)
+    exact = _timing.per_call(lambda: cm.motion(0.0, q, qd), repeat=3)
+    lapack = core.lapack
+    bound = SimpleNamespace(**{k: getattr(lapack, k) for k in dir(lapack) if not k.startswith("_")})
+    bound.dlange = lambda kind, G: np.sqrt(G.shape[0]) * np.trace(G)
+    core.lapack = bound
+    try:
+        former = _timing.per_call(lambda: cm.motion(0.0, q, qd), repeat=3)
+    finally:
+        core.lapack = lapack
+    print(f"N = {N}: motion {exact:.0f} us with the exact 1-norm, {former:.0f} us with the former "
+          f"sqrt(m) trace(G) bound (ratio {former / exact:.1f}x)")
+
+
+if __name__ == "__main__":
+    main()
