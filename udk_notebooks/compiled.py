@@ -176,12 +176,12 @@ class CompiledModel:
     def matrices_batch(self, t, q, qd, p) -> np.ndarray:
         """The nonzero entries of :attr:`matrices` for a batch: shape (B, len(nonzero)).
 
-        ``t`` is a float; ``q, qd`` have shape (B, n) and ``p`` shape (B, k).
+        ``t`` is a float or shape (B,); ``q, qd`` have shape (B, n) and ``p`` shape (B, k).
         """
         return _stack(self._batch_function("entries")(t, list(q.T), list(qd.T), list(p.T)), q.shape[0])
 
     def residuals_batch(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`residuals` for a batch: shapes (B, m_h) and (B, m)."""
+        """:meth:`residuals` for a batch (``t`` a float or shape (B,)): shapes (B, m_h) and (B, m)."""
         B = q.shape[0]
         phi = _stack(self._batch_function("phi")(t, list(q.T), list(p.T)), B)
         return phi, _stack(self._batch_function("velocity")(t, list(q.T), list(qd.T), list(p.T)), B)

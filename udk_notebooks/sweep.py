@@ -251,10 +251,10 @@ def sweep(
     q, qd = Y[:, :, :n], Y[:, :, n:]
     phi = np.full((B, N, cm.n_holonomic), np.nan)
     vel = np.full((B, N, cm.m), np.nan)
-    for k in range(N):
-        rows = np.flatnonzero(np.isfinite(Y[:, k]).all(axis=1))
-        if rows.size:
-            phi[rows, k], vel[rows, k] = cm.residuals_batch(grid[k], q[rows, k], qd[rows, k], P[rows])
+    done = np.isfinite(Y).all(axis=2)  # (B, N): the samples that were reached, all in one evaluation
+    if done.any():
+        member, sample = np.nonzero(done)
+        phi[done], vel[done] = cm.residuals_batch(grid[sample], q[done], qd[done], P[member])
     members = [dict(zip(cm.parameter_names, p.tolist()), stabilization=s) for p, s in zip(P, stabs)]
     return SweepResult(grid, q, qd, phi, vel, status, message, stopped_at, members)
 
