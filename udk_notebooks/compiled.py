@@ -63,6 +63,14 @@ def _scalar_function(args, entries) -> Callable:
     return func
 
 
+def _stack(values, size: int) -> np.ndarray:
+    """Entries from a numpy-lambdified function (arrays of shape (B,) or constants) as shape (B, len)."""
+    out = np.empty((size, len(values)))
+    for j, value in enumerate(values):
+        out[:, j] = value
+    return out
+
+
 def _numeric_symbols(model: Model):
     n = model.n
     q_syms = sm.symbols(f"q0:{n}", real=True)
@@ -104,6 +112,7 @@ class CompiledModel:
     mass: Callable | None
     has_nonideal: bool
     _mass_cache: dict = field(default_factory=dict, repr=False)
+    _symbolic: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_model(cls, model: Model) -> "CompiledModel":
@@ -157,7 +166,31 @@ class CompiledModel:
             friction_data=friction,
             mass=sm.lambdify([list(p_syms)], sm.Matrix(M), modules="numpy", cse=True) if constant_mass else None,
             has_nonideal=any(e != 0 for e in C),
+            _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
+                       "phi": list(phi), "velocity": list(velocity)},
         )
+
+    # -- array-capable twins (parameter sweeps) ----------------------------------
+    def _batch_function(self, key: str) -> Callable:
+        """numpy-lambdified twin of a scalar function, built on first use and kept."""
+        cache = self._symbolic
+        if "batch_" + key not in cache:
+            args = cache["pos_args"] if key == "phi" else cache["args"]
+            cache["batch_" + key] = sm.lambdify(args, cache[key], modules=["numpy", "scipy"], cse=True)
+        return cache["batch_" + key]
+
+    def matrices_batch(self, t, q, qd, p) -> np.ndarray:
+        """The nonzero entries of :attr:`matrices` for a batch: shape (B, len(nonzero)).
+
+        ``t`` is a float or shape (B,); ``q, qd`` have shape (B, n) and ``p`` shape (B, k).
+        """
+        return _stack(self._batch_function("entries")(t, list(q.T), list(qd.T), list(p.T)), q.shape[0])
+
+    def residuals_batch(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`residuals` for a batch (``t`` a float or shape (B,)): shapes (B, m_h) and (B, m)."""
+        B = q.shape[0]
+        phi = _stack(self._batch_function("phi")(t, list(q.T), list(p.T)), B)
+        return phi, _stack(self._batch_function("velocity")(t, list(q.T), list(qd.T), list(p.T)), B)
 
     # -- sizes and parameters ------------------------------------------------
     @property
