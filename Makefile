@@ -1,8 +1,11 @@
 # udk-notebooks developer tasks. Needs python3 (3.10+) and make; no desktop.
 #   make test [PYTEST_ARGS='-m "not slow"']   run the test suite in .venv
-#   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on lessons/ (prints its URL)
+#   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on a working copy of lessons/ in my-lessons/
 #   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
 #   make site                                 the lessons executed, as a static HTML site in build/site
+#   make assignments                          assignments/*.ipynb -> build/assignments/<name>/{student,solutions,autograder}
+#   make grade SUBMISSIONS=dir ASSIGNMENT=name [GRADE_ARGS='--cell-time-limit 30']
+#                                             grade a folder of notebooks -> build/scores/<name>/scores.csv
 
 PYTHON      ?= python3
 VENV        ?= .venv
@@ -12,6 +15,8 @@ PYTEST_ARGS ?=
 LAB_IP      ?= 127.0.0.1
 LAB_PORT    ?= 8888
 APP_PORT    ?= 8866
+WORKDIR     ?= my-lessons
+START       ?= 00_start_here.ipynb
 # jupyter refuses to start as root without --allow-root.
 LAB_ROOT    := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -27,10 +32,15 @@ test: venv
 	$(PIP) install --quiet -e '.[test]'
 	$(VPY) -m pytest $(PYTEST_ARGS)
 
+# Students work in a copy of the lessons outside version control (autosave never touches lessons/):
+# lessons missing from it are copied in, lessons already there are kept as they are.
 lab: venv
-	$(PIP) install --quiet -e .
+	$(PIP) install --quiet -e '.[lab]'
+	mkdir -p $(WORKDIR) $(VENV)/share/jupyter/lab/settings
+	for f in lessons/*.ipynb; do [ -e "$(WORKDIR)/$${f##*/}" ] || cp "$$f" $(WORKDIR)/; done
+	cp jupyter-settings/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	$(VENV)/bin/jupyter lab --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) $(LAB_ROOT) \
-		--ServerApp.root_dir=lessons
+		--ServerApp.root_dir=$(WORKDIR) --LabApp.default_url=/lab/tree/$(START)
 
 app: venv
 	$(PIP) install --quiet -e '.[app]'
@@ -42,6 +52,25 @@ site: venv
 	$(PIP) install --quiet -e '.[site]'
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.site build/site
 	@echo "== open build/site/index.html, or serve it: $(VPY) -m http.server -d build/site"
+
+.PHONY: assignments grade
+ASSIGNMENT  ?=
+SUBMISSIONS ?=
+SCORES      ?= build/scores/$(ASSIGNMENT)
+GRADE_ARGS  ?=
+
+assignments: venv
+	$(PIP) install --quiet -e '.[assign]'
+	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.assign build assignments build/assignments
+
+grade: venv
+	@test -n "$(SUBMISSIONS)" -a -n "$(ASSIGNMENT)" || { echo "usage: make grade SUBMISSIONS=folder ASSIGNMENT=name" \
+		"(one of: $(notdir $(basename $(wildcard assignments/*.ipynb))))"; exit 2; }
+	@test -f build/assignments/$(ASSIGNMENT)/autograder/assignment.json || \
+		{ echo "build/assignments/$(ASSIGNMENT) is missing: run make assignments first"; exit 2; }
+	$(PIP) install --quiet -e '.[assign]'
+	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.assign grade build/assignments/$(ASSIGNMENT)/autograder \
+		$(SUBMISSIONS) --out $(SCORES) $(GRADE_ARGS)
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .hypothesis test-artifacts

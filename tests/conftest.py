@@ -19,23 +19,10 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest
+from lesson_paths import LESSONS_ENV, REPO_ROOT, find_lesson_notebooks, find_lessons_dir  # noqa: F401
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-LESSONS_ENV = "UDK_LESSONS_DIR"
 ARTIFACTS_DIR = REPO_ROOT / "test-artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
-
-
-def find_lessons_dir() -> Path:
-    """Folder holding the lesson notebooks (``$UDK_LESSONS_DIR`` or ``lessons/``)."""
-    override = os.environ.get(LESSONS_ENV)
-    return Path(override).expanduser().resolve() if override else REPO_ROOT / "lessons"
-
-
-def find_lesson_notebooks() -> list[Path]:
-    """Every top-level ``*.ipynb`` in the lessons folder, sorted by name."""
-    folder = find_lessons_dir()
-    return sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
 
 
 def pytest_report_header(config):

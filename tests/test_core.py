@@ -650,3 +650,109 @@ def test_tolerance_constants():
     # ...but not when asked to be stricter.
     with pytest.raises(InconsistentConstraintsError):
         udwadia_kalaba(np.eye(2), [0.0, 0.0], A, [1.0, 1.0 + 1e-12], consistency_rtol=1e-15)
+
+
+# -- issue 11, section 3: input that used to slip through -----------------------
+NO_ROWS = np.zeros((0, 2))
+
+
+@pytest.mark.parametrize("M", [np.diag([1.0, -1.0]), np.diag([1e-12, -1e-13]), np.diag([1e-3, -1e-12])])
+def test_indefinite_mass_refused_by_both_routes(M):
+    # The PSD tolerance is relative to the largest eigenvalue (RANK_RTOL times it).
+    for route in (udwadia_kalaba, lagrange_multipliers):
+        with pytest.raises(ValueError, match="positive semi-definite"):
+            route(M, [1.0, 1.0], [[1.0, 0.0]], [0.0])
+
+
+def test_semidefinite_rounding_is_accepted():
+    # An eigenvalue of -1e-14 next to 1 is rounding, not indefiniteness.
+    motion = udwadia_kalaba(np.diag([1.0, -1e-14 * RANK_RTOL]), [1.0, 1.0], [[0.0, 1.0]], [0.0])
+    np.testing.assert_allclose(motion.qdd, [1.0, 0.0], atol=1e-12)
+
+
+@pytest.mark.parametrize("M", [np.diag([1.0, 0.0]), np.zeros((2, 2))])
+def test_lagrange_multipliers_non_unique_refused(M):
+    with pytest.raises(NonUniqueAccelerationError, match="not unique"):
+        lagrange_multipliers(M, [1.0, 1.0], NO_ROWS, [])
+
+
+def test_badly_scaled_mass_matches_multiplier_route():
+    args = (np.diag([1.0, 1e-8]), [0.0, -9.81], [[1e-6, 1.0], [-1e-6, 1.0]], [1e-6, -1e-6])
+    qdd_lm, _ = lagrange_multipliers(*args)
+    # The rows give 2 qdd_2 = 0 and 2e-6 qdd_1 = 2e-6: qdd = [1, 0] exactly.
+    np.testing.assert_allclose(qdd_lm, [1.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(udwadia_kalaba(*args).qdd, qdd_lm, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["M", "Q", "A", "b", "C"])
+def test_complex_input_refused(name):
+    args = {"M": np.eye(2), "Q": np.ones(2), "A": [[1.0, 0.0]], "b": [0.0], "C": np.zeros(2)}
+    args[name] = np.asarray(args[name], dtype=complex) * (1 + 1j)
+    with pytest.raises(ValueError, match=f"`{name}` must be real"):
+        udwadia_kalaba(**args)
+
+
+def test_callable_nonideal_returning_nan_refused():
+    with pytest.raises(ValueError, match="callable `C`"):
+        udwadia_kalaba(np.eye(2), [1.0, 1.0], [[1.0, 0.0]], [0.0], C=lambda F: np.array([np.nan, 0.0]))
+
+
+@pytest.mark.parametrize("value", [-1.0, 0.0, 1.0, math.nan, math.inf, "x"])
+@pytest.mark.parametrize("name", ["rank_rtol", "consistency_rtol"])
+def test_tolerances_validated(name, value):
+    for route in (udwadia_kalaba, lagrange_multipliers):
+        with pytest.raises(ValueError, match=f"`{name}`"):
+            route(np.eye(2), [1.0, 1.0], [[1.0, 0.0]], [0.0], **{name: value})
+    if name == "rank_rtol":
+        with pytest.raises(ValueError, match="`rank_rtol`"):
+            virtual_displacements([[1.0, 0.0]], rank_rtol=value)
+
+
+def test_extreme_scales_give_answers_or_clear_errors():
+    # A tiny mass and a huge row: Gauss's minimum keeps qdd_1 ~ 0, qdd_2 = Q_2 / m.
+    motion = udwadia_kalaba(1e-17 * np.eye(2), [1.0, 1.0], [[1e300, 1.0]], [0.0])
+    np.testing.assert_allclose(motion.qdd, [-1e-283, 1e17], rtol=1e-12, atol=1e-12 * 1e17)  # normwise
+    assert np.all(np.isfinite(udwadia_kalaba(np.eye(2), [1e308, 1e308], NO_ROWS, []).qdd))
+    with pytest.raises(ValueError, match="floating-point range"):
+        udwadia_kalaba(1e-300 * np.eye(2), [1e308, 1e308], NO_ROWS, [])
+    with pytest.raises(InconsistentConstraintsError):
+        udwadia_kalaba(np.eye(2), [1.0, 1.0], [[1.0, 0.0], [1.0, 0.0]], [1e200, 0.0])
+
+
+def test_motion_holds_copies():
+    Q = np.array([1.0, 2.0])
+    motion = udwadia_kalaba(np.eye(2), Q, [[1.0, 0.0]], [0.0])
+    assert motion.impressed is not Q
+    Q[:] = 7.0
+    np.testing.assert_array_equal(motion.impressed, [1.0, 2.0])
+
+
+# -- the batched kernel against the general route ----------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 5), st.integers(1, 5), st.integers(0, 2**32 - 1))
+def test_solve_batch_matches_udwadia_kalaba(n, m, B, seed):
+    from udk_notebooks.core import solve_batch
+
+    rng = np.random.default_rng(seed)
+    m = min(m, n)
+    R = rng.normal(size=(B, n, n))
+    M = R @ np.swapaxes(R, 1, 2) + n * np.eye(n)
+    Q, A, b, C = rng.normal(size=(B, n)), rng.normal(size=(B, m, n)), rng.normal(size=(B, m)), rng.normal(size=(B, n))
+    sol = solve_batch(lambda X: np.linalg.solve(M, X), Q, A, b, C[:, :, None])
+    for i in range(B):
+        if m and np.linalg.cond(A[i]) > 30:
+            continue  # the Gram route squares cond(A): 1e-12 holds for well-posed rows only
+        assert sol.ok[i]
+        ref = udwadia_kalaba(M[i], Q[i], A[i], b[i], C[i])
+        scale = 1.0 + np.abs(ref.qdd).max()
+        np.testing.assert_allclose(sol.qdd[i] + sol.acceleration[i, :, 0], ref.qdd, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(sol.ideal[i], ref.ideal, rtol=0, atol=1e-12 * (1 + np.abs(ref.ideal).max()))
+        np.testing.assert_allclose(sol.force[i, :, 0], ref.nonideal, rtol=0, atol=1e-12 * (1 + np.abs(ref.nonideal).max()))
+
+
+def test_solve_batch_flags_dependent_rows():
+    from udk_notebooks.core import solve_batch
+
+    A = np.array([[[1.0, 0.0], [2.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]])
+    sol = solve_batch(lambda X: X, np.ones((2, 2)), A, np.zeros((2, 2)))
+    assert list(sol.ok) == [False, True]

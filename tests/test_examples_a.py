@@ -396,3 +396,19 @@ def test_singular_mass_simulation_matches_minimal_coordinate():
     assert np.ptp(traj.energy) <= 1e-8
     assert np.abs(traj.energy_balance()).max() <= 1e-8
     assert np.abs(traj.power["ideal"]).max() <= 1e-8
+
+
+@pytest.mark.parametrize("masses", [(0.0, 0.0), (0.7, 0.0), (0.0, 1.3), (2.0, 0.4)])
+def test_trammel_with_slider_masses_matches_minimal_coordinate(masses):
+    """Slider masses from zero (singular M) to positive (regular M): the same Lagrange route agrees."""
+    params = dict(c=0.3, l=1.1, m=0.8, mA=masses[0], mB=masses[1])
+    cm = singular_mass.model(**params).compile()
+    rng = np.random.default_rng(11)
+    for theta, theta_dot in zip(rng.uniform(-np.pi, np.pi, 5), rng.uniform(-3.0, 3.0, 5)):
+        q, qd = singular_mass.state_from_angle(theta, theta_dot, **params)
+        motion = cm.motion(0.0, q, qd)
+        theta_ddot = singular_mass.minimal_acceleration(theta, theta_dot, **params)
+        np.testing.assert_allclose(motion.qdd, _minimal_second_derivatives(theta, theta_dot, theta_ddot, params),
+                                   atol=1e-10)
+        M = cm.evaluate(0.0, q, qd, cm.parameters({}))[0]
+        assert np.linalg.matrix_rank(M) == 2 + (masses[0] > 0) + (masses[1] > 0)

@@ -419,3 +419,173 @@ def test_documented_attributes_exist():
     assert {"q", "qd", "qdd", "M", "Q", "A", "b", "C", "phi", "psi", "energy"} <= listed
     for name in listed:
         assert hasattr(model, name), name
+
+
+# -- construction refuses what would fail later (issue 14) ---------------------------------
+def _refused(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_construction_refuses_misused_inputs_by_name():
+    import sympy as sm
+    from sympy.physics.mechanics import dynamicsymbols
+
+    from udk_notebooks import Model
+    from udk_notebooks.model import TIME
+
+    x, y, z, F, gamma = dynamicsymbols("x y z F gamma")
+    T = (x.diff() ** 2 + y.diff() ** 2) / 2
+    _refused(lambda: Model([x, x], kinetic_energy=x.diff() ** 2 / 2), r"`coordinates` lists x\(t\) more than once")
+    _refused(lambda: Model([x, y], kinetic_energy=T, potential_energy=z * x),
+             r"`potential_energy` uses z\(t\), a function of time that is not one of the `coordinates`")
+    _refused(lambda: Model([x, y], kinetic_energy=T, holonomic=[x.diff() - 1]),
+             r"`holonomic\[0\]` contains .*nonholonomic")
+    _refused(lambda: Model([x, y], kinetic_energy=T, holonomic=[x - sm.nan]), r"`holonomic\[0\]` contains NaN")
+    _refused(lambda: Model([x, y], kinetic_energy=T, forces=[sm.oo, 0]), r"`forces\[0\]` contains NaN or an infinity")
+    _refused(lambda: Model([x, y], kinetic_energy=T, nonholonomic=[x.diff(TIME, 2)]),
+             r"`nonholonomic\[0\]` contains .*without accelerations")
+    _refused(lambda: Model([x, y], kinetic_energy=T + x.diff(TIME, 2)), r"`kinetic_energy` contains")
+    # A force F(t) that is not declared, and one whose name lambdify would read as math.gamma:
+    _refused(lambda: Model([x], kinetic_energy=x.diff() ** 2 / 2, forces=[F]), r"`forces\[0\]` uses F\(t\)")
+    _refused(lambda: Model([x], kinetic_energy=x.diff() ** 2 / 2, forces=[gamma]), r"`forces\[0\]` uses gamma\(t\)")
+
+
+def test_a_prescribed_force_is_an_expression_of_time():
+    import numpy as np
+    import sympy as sm
+    from sympy.physics.mechanics import dynamicsymbols
+
+    from udk_notebooks import Model
+    from udk_notebooks.model import TIME
+
+    x = dynamicsymbols("x")
+    F0, omega = sm.symbols("F0 omega")
+    model = Model([x], kinetic_energy=x.diff() ** 2 / 2, forces=[F0 * sm.sin(omega * TIME)],
+                  parameters={F0: 2.0, omega: 3.0})
+    motion = model.compile().motion(0.5, [0.0], [0.0])
+    np.testing.assert_allclose(motion.qdd, [2.0 * np.sin(1.5)], rtol=1e-15)
+
+# -- refusals at construction (issue 14 "Model construction", issue 11 section 3) ---------------------
+def _xyz():
+    x, y, z = dynamicsymbols("x y z")
+    return x, y, z, (x.diff() ** 2 + y.diff() ** 2) / 2
+
+
+@pytest.mark.parametrize("name", ["z", "F", "gamma", "sin"])
+def test_undeclared_function_of_time_is_refused_by_name(name):
+    x, y, _, T = _xyz()
+    f = dynamicsymbols(name)
+    with pytest.raises(ValueError, match=rf"`potential_energy` uses {name}\(t\), a function of time"):
+        Model([x, y], kinetic_energy=T, potential_energy=f * x)
+    with pytest.raises(ValueError, match=rf"`forces\[0\]` uses {name}\(t\)"):
+        Model([x, y], kinetic_energy=T, forces=[f, 0])
+
+
+def test_function_of_a_coordinate_and_derivative_of_an_input_are_refused():
+    x, y, _, T = _xyz()
+    f = sm.Function("f")
+    with pytest.raises(ValueError, match=r"`holonomic\[0\]` uses f\(x\(t\)\)"):
+        Model([x, y], kinetic_energy=T, holonomic=[y - f(x)])
+    u = dynamicsymbols("u")
+    with pytest.raises(ValueError, match=r"`nonholonomic\[0\]` uses u\(t\)"):
+        Model([x, y], kinetic_energy=T, nonholonomic=[x.diff() - u.diff()])
+
+
+def test_undeclared_symbol_is_still_refused():
+    x, y, _, T = _xyz()
+    z = sm.Symbol("z")
+    with pytest.raises(ValueError, match=r"symbols z are neither coordinates nor parameters"):
+        Model([x, y], kinetic_energy=T, potential_energy=z * x)
+
+
+def test_velocity_in_holonomic_constraint_is_refused():
+    x, y, _, T = _xyz()
+    with pytest.raises(ValueError, match=r"`holonomic\[0\]` contains Derivative\(x\(t\), t\): .*pass it in `nonholonomic`"):
+        Model([x, y], kinetic_energy=T, holonomic=[x.diff() - 1])
+
+
+@pytest.mark.parametrize("where", ["nonholonomic", "kinetic_energy", "dissipation", "forces"])
+def test_acceleration_is_refused(where):
+    x, y, _, T = _xyz()
+    xdd = x.diff(dynamicsymbols._t, 2)
+    options = {"kinetic_energy": T}
+    options[where] = {"nonholonomic": [xdd - y.diff()], "kinetic_energy": T + xdd**2, "dissipation": xdd * x,
+                      "forces": [xdd, 0]}[where]
+    with pytest.raises(ValueError, match=rf"`{where}(\[0\])?` contains Derivative\(x\(t\), \(t, 2\)\)"):
+        Model([x, y], **options)
+
+
+def test_velocity_in_potential_energy_is_refused():
+    x, y, _, T = _xyz()
+    with pytest.raises(ValueError, match=r"`potential_energy` contains Derivative\(x\(t\), t\): V depends on coordinates and time only"):
+        Model([x, y], kinetic_energy=T, potential_energy=x.diff() * y)
+
+
+@pytest.mark.parametrize("bad", [sm.nan, sm.oo, -sm.oo, sm.zoo])
+@pytest.mark.parametrize("where", ["holonomic", "nonholonomic", "potential_energy", "kinetic_energy", "forces", "nonideal"])
+def test_non_finite_number_is_refused(bad, where):
+    x, y, _, T = _xyz()
+    options = {"kinetic_energy": T}
+    expr = {"holonomic": x - bad, "nonholonomic": x.diff() - bad, "potential_energy": bad * x,
+            "kinetic_energy": T + bad * x.diff() ** 2, "forces": bad, "nonideal": bad}[where]
+    options[where] = [expr, 0] if where in ("forces", "nonideal") else [expr] if where.endswith("holonomic") else expr
+    with pytest.raises(ValueError, match=rf"`{where}(\[0\])?` contains NaN or an infinity"):
+        Model([x, y], **options)
+
+
+def test_non_finite_mass_matrix_entry_is_refused():
+    x, y, _, _ = _xyz()
+    with pytest.raises(ValueError, match=r"`mass_matrix` contains NaN or an infinity"):
+        Model([x, y], mass_matrix=sm.Matrix([[1, 0], [0, sm.nan]]))
+
+
+def test_declared_input_drives_the_model():
+    """x'' = F(t)/m with F(t) = F0 sin(w t), and a prescribed motion y = Y(t) as a holonomic constraint."""
+    x, y, F, gamma, Y = dynamicsymbols("x y F gamma Y")
+    t = dynamicsymbols._t
+    m, F0, w, a = sm.symbols("m F0 w a")
+    model = Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2, forces=[F + gamma, 0],
+                  holonomic=[y - Y], inputs={F: F0 * sm.sin(w * t), gamma: 0 * t, Y: a * sm.cos(w * t)},
+                  parameters={m: 2.0, F0: 3.0, w: 1.5, a: 0.2})
+    qdd = model.compile().motion(3.0, [0.1, 0.2 * math.cos(4.5)], [0.0, -0.3 * math.sin(4.5)]).qdd
+    # gamma(t) = 0 here, never math.gamma(3) = 2.
+    assert qdd[0] == pytest.approx(3.0 * math.sin(4.5) / 2.0, rel=1e-14)
+    assert qdd[1] == pytest.approx(-0.2 * 1.5**2 * math.cos(4.5), rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        ("F", r"`inputs` must map functions of time"),
+        ({sm.Symbol("F"): 1}, r"`inputs`: each key must be a function of time"),
+        ({dynamicsymbols("x"): 1}, r"`inputs`: x\(t\) is a coordinate"),
+        ({dynamicsymbols("F"): "1 +"}, r"`inputs`: the value of F\(t\) must be a sympy expression"),
+    ],
+)
+def test_bad_inputs_are_named(inputs, message):
+    x = dynamicsymbols("x")
+    with pytest.raises(ValueError, match=message):
+        Model([x], kinetic_energy=x.diff() ** 2 / 2, inputs=inputs)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({sm.Symbol("q0"): 2.0}, r"`parameters`: the name 'q0' is reserved"),
+        ({sm.Symbol("qd1"): 2.0}, r"`parameters`: the name 'qd1' is reserved"),
+        ({sm.Symbol("k"): 2.0, sm.Symbol("k", positive=True): 3.0}, r"`parameters` holds two symbols named 'k'"),
+    ],
+)
+def test_parameter_names_the_compiled_functions_would_confuse_are_refused(params, message):
+    x = dynamicsymbols("x")
+    with pytest.raises(ValueError, match=message):
+        Model([x], kinetic_energy=x.diff() ** 2 / 2, potential_energy=sum(params) * x**2, parameters=params)
+
+
+@pytest.mark.parametrize("name", ["t", "math", "lambda", "x", "gamma"])
+def test_parameter_names_that_look_like_other_things_still_work(name):
+    x = dynamicsymbols("x")
+    k = sm.Symbol(name)
+    model = Model([x], kinetic_energy=x.diff() ** 2 / 2, potential_energy=k * x**2 / 2, parameters={k: 2.0})
+    assert model.compile().motion(0.0, [1.5], [0.0]).qdd[0] == pytest.approx(-3.0, rel=1e-15)

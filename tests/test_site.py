@@ -79,3 +79,10 @@ def test_links_between_pages_resolve(site: Path):
         for href in _local_links(page):
             target = (page.parent / urlparse(href).path).resolve()
             assert target.is_file(), f"{page.name} links to missing {href}"
+
+
+def test_links_to_other_lessons_point_at_their_pages():
+    from udk_notebooks.site import _link_pages
+
+    page = '<a href="01_a.ipynb">a</a> <a href="./01_a.ipynb#eq-7">b</a> <a href="x.ipynb">c</a>'
+    assert _link_pages(page, {"01_a.ipynb"}) == '<a href="01_a.html">a</a> <a href="01_a.html#eq-7">b</a> <a href="x.ipynb">c</a>'

@@ -272,25 +272,30 @@ def test_check_gain_rejects_stiff_baumgarte():
     assert "alpha" in message and "beta" in message
     assert "0.01" in message and "'rk4'" in message
     assert "278.529" in message  # stable range of a scalar gain for this step
-    smaller = float(re.search(r"halve the step to ([0-9.e-]+)", message).group(1))
-    assert smaller < 0.01 and stability("rk4", smaller, Baumgarte(300.0, 300.0).error_matrix(1, 0)).bounded
+    # The step it proposes is stable and is the one it names (issue 11: no "halve" to a 64th).
+    below = float(re.search(r"take a step below ([0-9.e-]+)", message).group(1))
+    example = float(re.search(r"for example ([0-9.e-]+)", message).group(1))
+    E = Baumgarte(300.0, 300.0).error_matrix(1, 0)
+    assert example < below < 0.01 and stability("rk4", example, E).bounded
+    assert below == pytest.approx(2.785293563405282 / 300.0, rel=1e-5)  # tau k = 2.7853 for RK4
+    assert not stability("rk4", below * 1.001, E).bounded
 
 
 def test_check_gain_rejects_unstable_gain_matrix():
     stab = GainMatrix(np.diag([-300.0, -2.0]))
     with pytest.raises(UnstableGainError, match=r"K.*step=0\.01.*200") as info:
         check_gain(stab, "euler", 0.01, 0, 2)
-    assert "halve the step to 0.005" in str(info.value)
+    assert "take a step below 0.00666667, for example 0.005 (the step divided by 2)" in str(info.value)
     with pytest.raises(UnstableGainError, match="no smaller step helps"):
         check_gain(GainMatrix([[1.0]]), "rk4", 0.01, 1, 0)
     with pytest.raises(UnstableGainError, match="gamma"):
         check_gain(Baumgarte(alpha=1.0, beta=1.0, gamma=300.0), "euler", 0.01, 1, 1)
 
 
-def test_check_gain_accepts_a_zero_gain_as_neutral():
-    # gamma = 0 leaves the nonholonomic drift as it is: spectral radius one, not growth.
-    report = check_gain(Baumgarte(alpha=1.0, beta=1.0, gamma=0.0), "euler", 0.01, 1, 1)
-    assert report.spectral_radius == pytest.approx(1.0) and not report.bounded
+def test_check_gain_refuses_a_zero_gain_as_not_pulling_back():
+    # gamma = 0 leaves the nonholonomic drift as it is: spectral radius one, so it is not pulled back.
+    with pytest.raises(UnstableGainError, match="= 1, so the drift is not pulled back"):
+        check_gain(Baumgarte(alpha=1.0, beta=1.0, gamma=0.0), "euler", 0.01, 1, 1)
 
 
 def test_check_gain_returns_report_when_stable():

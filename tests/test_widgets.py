@@ -47,8 +47,18 @@ def assert_forces_match_eq32(explorer: InclinedLineExplorer) -> None:
 
 
 def arrows(explorer: InclinedLineExplorer) -> np.ndarray:
-    quiver = explorer._quiver
-    return np.column_stack([quiver.U, quiver.V])
+    """The drawn arrows (tip minus tail) in the order impressed, ideal, nonideal; zero where hidden."""
+    drawn = {kind: tip - tail for _, kind, tail, tip in explorer.view_of_mechanism.drawn_arrows()}
+    return np.array([drawn.get(kind, np.zeros(2)) for kind in ("impressed", "ideal", "nonideal")])
+
+
+def particle(explorer: InclinedLineExplorer) -> np.ndarray:
+    return explorer.view_of_mechanism.joint_positions()["particle"]
+
+
+def path_line(explorer: InclinedLineExplorer):
+    """The drawn path of the particle (the mechanism view's trace)."""
+    return explorer.view_of_mechanism._trace
 
 
 def png_pixels(explorer: Explorer) -> np.ndarray:
@@ -82,8 +92,8 @@ def test_one_named_slider_per_parameter(explorer):
         assert slider.readout
     slope = explorer.controls["slope"]
     assert (slope.min, slope.max) == inclined_line.PARAMETERS["k"].bounds
-    assert slope.value == inclined_line.PARAMETERS["k"].default
-    assert explorer.values == {"m": 1.0, "slope": 1.0, "g": 9.81, "c1": 1.0, "c2": 2.0, "horizon": 2.0}
+    assert explorer.values == {"m": 1.0, "slope": 2.0, "g": 9.81, "c1": 1.0, "c2": 2.0, "horizon": 2.0}
+    assert slope.value == 2.0 and explorer.controls["g"].max >= 9.81
     assert explorer.play.max == explorer.controls["frame"].max == explorer.frames - 1
     link = explorer._link
     assert (link.source[0], link.target[0]) == (explorer.play, explorer.controls["frame"])
@@ -113,8 +123,8 @@ def test_figure_embedded_as_png_without_ipympl(explorer):
 def test_default_forces_are_eq32(explorer):
     assert explorer.error == ""
     assert_forces_match_eq32(explorer)
-    # The paper's numbers (k = 1, c = (1, 2), unit mass): F^C = (1 + 2k)/(k^2 + 1) (1, k).
-    np.testing.assert_allclose(explorer.forces()["nonideal"], [1.5, 1.5], rtol=1e-12)
+    # The paper's example with k = 2, c = (1, 2), unit mass: F^C = (1 + 2k)/(k^2 + 1) (1, k) = c.
+    np.testing.assert_allclose(explorer.forces()["nonideal"], [1.0, 2.0], rtol=1e-12)
     np.testing.assert_allclose(arrows(explorer), explorer.arrow_scale * np.stack(
         [explorer.forces()[n] for n in ("impressed", "ideal", "nonideal")]), rtol=1e-12, atol=1e-12)
 
@@ -122,23 +132,23 @@ def test_default_forces_are_eq32(explorer):
 def test_slider_change_redraws_in_place(explorer):
     ax_path = explorer._axes[0]
     children = [len(ax.get_children()) for ax in explorer._axes]
-    path, quiver = explorer._path, explorer._quiver
+    path, view = path_line(explorer), explorer.view_of_mechanism
     before_path = np.array(path.get_xydata())
     before_arrows = arrows(explorer)
     before_png = explorer.png
 
-    explorer.controls["slope"].value = 2.0  # as a slider would
+    explorer.controls["slope"].value = 1.0  # as a slider would
 
     assert explorer.error == ""
-    assert explorer._path is path and explorer._quiver is quiver  # moved, not re-created
+    assert path_line(explorer) is path and explorer.view_of_mechanism is view  # moved, not re-created
     assert [len(ax.get_children()) for ax in explorer._axes] == children
     after_path = np.array(path.get_xydata())
     assert not np.allclose(after_path, before_path)
-    np.testing.assert_allclose(after_path[:, 1], 2.0 * after_path[:, 0], atol=1e-9)  # on x2 = k x1
+    np.testing.assert_allclose(after_path[:, 1], 1.0 * after_path[:, 0], atol=1e-9)  # on x2 = k x1
     assert not np.allclose(arrows(explorer), before_arrows)
     assert explorer.png != before_png
     assert_forces_match_eq32(explorer)
-    np.testing.assert_allclose(explorer.forces()["nonideal"], [1.0, 2.0], rtol=1e-12)  # (1 + 2k)/(k^2+1) (1, k)
+    np.testing.assert_allclose(explorer.forces()["nonideal"], [1.5, 1.5], rtol=1e-12)  # (1 + 2k)/(k^2+1) (1, k)
     assert ax_path.get_xlim()[0] < after_path[:, 0].min()
 
 
@@ -163,16 +173,17 @@ def test_frame_moves_particle_without_recomputing(explorer):
     compute = explorer.compute
     explorer.compute = lambda **v: calls.append(v) or compute(**v)
     traj = explorer.result.trajectory
-    np.testing.assert_allclose(explorer._particle.get_xydata()[0], traj.q[0])
+    np.testing.assert_allclose(particle(explorer), traj.q[0])
     explorer.controls["frame"].value = explorer.frames - 1
-    np.testing.assert_allclose(explorer._particle.get_xydata()[0], traj.q[-1])
-    np.testing.assert_allclose(explorer._quiver.get_offsets()[0], traj.q[-1])
+    np.testing.assert_allclose(particle(explorer), traj.q[-1])
+    for _, _, tail, _ in explorer.view_of_mechanism.drawn_arrows():
+        np.testing.assert_allclose(tail, traj.q[-1])
     assert explorer._now.get_xdata()[0] == pytest.approx(traj.t[-1])
     explorer.set(frame=10)
-    np.testing.assert_allclose(explorer._particle.get_xydata()[0], traj.q[10])
+    np.testing.assert_allclose(particle(explorer), traj.q[10])
     assert calls == []
     # The path follows Eq. (32) integrated exactly (RK4 is exact for a constant acceleration).
-    q, _ = inclined_line.exact_state(traj.t, traj.q[0], traj.qd[0])
+    q, _ = inclined_line.exact_state(traj.t, traj.q[0], traj.qd[0], **explorer.result.parameters)
     np.testing.assert_allclose(traj.q, q, atol=1e-9)
 
 
@@ -249,7 +260,7 @@ def test_frame_change_paints_only_the_instant(explorer, monkeypatch):
     assert {id(a) for a in painted} == {id(a) for a in instant}  # particle, arrows, clock, bars ...; not the path
     assert not {id(a) for a in run} & {id(a) for a in painted}
     assert all(a.get_animated() for a in [*run, *instant])
-    np.testing.assert_allclose(explorer._particle.get_xydata()[0], explorer.result.trajectory.q[30])
+    np.testing.assert_allclose(particle(explorer), explorer.result.trajectory.q[30])
     assert_same_pixels(pixels(explorer), full_redraw(explorer))
 
 
@@ -322,7 +333,7 @@ def test_random_slider_combinations_never_raise(monkeypatch):
 
 def test_bad_value_shows_message_and_keeps_last_plot(explorer):
     good = explorer.result
-    path = np.array(explorer._path.get_xydata())
+    path = np.array(path_line(explorer).get_xydata())
     png = explorer.png
     compute = explorer.compute
 
@@ -337,7 +348,7 @@ def test_bad_value_shows_message_and_keeps_last_plot(explorer):
     assert explorer.error == "ValueError: `m` must be at least 0.5 in this test; got a lighter particle"
     assert html.escape(explorer.error, quote=False) in explorer.error_area.value
     assert explorer.result is good
-    np.testing.assert_array_equal(explorer._path.get_xydata(), path)
+    np.testing.assert_array_equal(path_line(explorer).get_xydata(), path)
     assert explorer.png == png
 
     explorer.set(slope=2.0)  # still bad: message stays, plot stays

@@ -76,13 +76,15 @@ def test_default_forces_while_sliding_up(explorer):
     assert explorer.frame == 0 and explorer.result.regime(0) == "sliding up"
     assert explorer._regime.get_text().endswith("sliding up")
     assert_forces_match(explorer, +1)
-    quiver = explorer._quiver
-    drawn = np.stack([explorer.forces()[name] for name in ("impressed", "ideal", "nonideal")])
-    np.testing.assert_allclose(np.column_stack([quiver.U, quiver.V]), explorer.arrow_scale * drawn, rtol=1e-12)
+    shown = {kind: tip - tail for _, kind, tail, tip in explorer.view_of_mechanism.drawn_arrows()}
+    assert set(shown) == {"impressed", "ideal", "nonideal"}
+    for kind, arrow in shown.items():
+        np.testing.assert_allclose(arrow, explorer.arrow_scale * explorer.forces()[kind], rtol=1e-12, atol=1e-12)
     # The three terms add up to the article's acceleration -g (sin a + mu cos a) (cos a, sin a).
     v = model_values(explorer)
     expected = -v["g"] * (np.sin(v["alpha"]) + v["mu"] * np.cos(v["alpha"])) * np.array(
         [np.cos(v["alpha"]), np.sin(v["alpha"])])
+    drawn = np.stack([explorer.forces()[name] for name in ("impressed", "ideal", "nonideal")])
     np.testing.assert_allclose(drawn.sum(axis=0) / v["m"], expected, rtol=1e-9)
 
 
@@ -166,7 +168,8 @@ def test_frame_moves_only_the_instant(explorer, monkeypatch):
     for line, data in zip((explorer._dist, explorer._energy, explorer._work), run_data):
         np.testing.assert_array_equal(line.get_xydata(), data)
     assert explorer._dist_now.get_xdata()[0] == pytest.approx(traj.t[-1])
-    np.testing.assert_allclose(explorer._quiver.get_offsets()[0], traj.q[-1] + explorer._block_size * explorer._normal)
+    for _, _, tail, _ in explorer.view_of_mechanism.drawn_arrows():  # at the contact point
+        np.testing.assert_allclose(tail, traj.q[-1])
     assert explorer._regime.get_text() == f"t = {traj.t[-1]:.2f}: sliding down"
     assert_forces_match(explorer, -1)
 

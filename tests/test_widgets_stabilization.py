@@ -103,7 +103,12 @@ def test_stiff_gain_is_refused_not_failed(explorer):
     assert status["euler"]["message"] == str(refused.value)
     assert status["rk4"]["message"] == ""
     assert_status_matches_check_gain(explorer)
-    assert explorer._note.get_text() == "Euler: gain refused (spectral radius 1.4 > 1)"
+    note = explorer._note.get_text().splitlines()
+    assert note[0] == "Euler: gain refused (spectral radius 1.4 > 1)"
+    # RK4 accepts this gain by the error dynamics alone, yet the run diverges: it is marked, not drawn as fine.
+    diverged = [key for key, run in explorer.result.runs.items() if run.diverged]
+    assert diverged == [("rk4", True)]
+    assert note[1:] == [f"RK4, Baumgarte: DIVERGED at t = {explorer.result.runs['rk4', True].stop_time:.3g} s"]
     assert len(explorer._drift["euler", True].get_xdata()) == 0  # nothing drawn for the refused run
     for method, stabilized in (("euler", False), ("rk4", False), ("rk4", True)):
         run = direct_run(explorer, method, stabilized)

@@ -15,7 +15,16 @@ SYMMETRY_RTOL = 1e-10
 
 
 def as_finite_array(value, name: str, ndim: int) -> np.ndarray:
-    """Return ``value`` as a float array of ``ndim`` dimensions, all finite."""
+    """Return ``value`` as a float array of ``ndim`` dimensions, all finite (a complex one is refused)."""
+    try:
+        complex_input = np.iscomplexobj(value)
+    except ValueError:  # a ragged nesting: the conversion below names it
+        complex_input = False
+    if complex_input:
+        raise ValueError(
+            f"`{name}` must be real; got a complex array. Mechanics has real forces and accelerations: "
+            f"pass the real part (`{name}.real`) if the imaginary part is rounding"
+        )
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -40,6 +49,20 @@ def finite_float(value, what: str) -> float:
         number = math.nan
     if not math.isfinite(number):
         raise ValueError(f"{what} must be a finite number; got {value!r}")
+    return number
+
+
+def check_tolerance(value, name: str) -> float:
+    """A relative tolerance: a finite float in (0, 1), or a ValueError naming it."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not 0.0 < number < 1.0:  # also refuses NaN
+        raise ValueError(
+            f"`{name}` must be a relative tolerance between 0 and 1 (exclusive); got {value!r}. "
+            "Leave it out to use the documented default"
+        )
     return number
 
 
@@ -70,13 +93,13 @@ def check_vector(value, name: str, length: int) -> np.ndarray:
 
 def check_constraint_matrix(A, b, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Check ``A`` (shape (m, n)) and ``b`` (shape (m,)); ``m`` may be zero."""
-    A = np.zeros((0, n)) if A is None else np.asarray(A, dtype=float)
+    A = np.zeros((0, n)) if A is None else as_finite_array(A, "A", np.ndim(A))
     if A.ndim == 1 and A.size == n:
         A = A.reshape(1, n)
     A = as_finite_array(A, "A", 2)
     if A.shape[1] != n:
         raise ValueError(f"`A` must have shape (m, {n}): one column per coordinate; got shape {A.shape}")
-    b = np.zeros(0) if b is None else np.atleast_1d(np.asarray(b, dtype=float))
+    b = np.zeros(0) if b is None else np.atleast_1d(as_finite_array(b, "b", np.ndim(b)))
     b = as_finite_array(b, "b", 1)
     if b.shape != (A.shape[0],):
         raise ValueError(f"`b` must have shape ({A.shape[0]},): one entry per row of `A`; got shape {b.shape}")

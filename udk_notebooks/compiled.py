@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 import sympy as sm
 
-from ._checks import check_vector
+from ._checks import finite_float, check_vector
 from .core import Motion, cholesky_or_none, solve
 from .model import TIME, Model
 
@@ -37,6 +37,12 @@ __all__ = ["CompiledModel"]
 
 STICK_SPEED = 1e-10
 """A contact with ``|s|`` below this (times the speed scale) counts as at rest in :meth:`CompiledModel.motion`."""
+
+HOLD_RTOL = 1e-9
+"""Static friction holds a contact at rest while the holding force it needs is at most ``1 + HOLD_RTOL``
+times its limit ``mu_s |N|``. At the angle of repose the two agree to rounding; this margin decides such a
+contact as stuck for every integrator, instead of sliding it with an acceleration of rounding size and
+switching back and forth (issue 14)."""
 
 
 _NO_RATIOS = np.zeros(0)
@@ -55,6 +61,14 @@ def _scalar_function(args, entries) -> Callable:
         if all(name in func.__globals__ or hasattr(builtins, name) for name in names):
             return func
     return func
+
+
+def _stack(values, size: int) -> np.ndarray:
+    """Entries from a numpy-lambdified function (arrays of shape (B,) or constants) as shape (B, len)."""
+    out = np.empty((size, len(values)))
+    for j, value in enumerate(values):
+        out[:, j] = value
+    return out
 
 
 def _numeric_symbols(model: Model):
@@ -98,6 +112,7 @@ class CompiledModel:
     mass: Callable | None
     has_nonideal: bool
     _mass_cache: dict = field(default_factory=dict, repr=False)
+    _symbolic: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_model(cls, model: Model) -> "CompiledModel":
@@ -151,7 +166,31 @@ class CompiledModel:
             friction_data=friction,
             mass=sm.lambdify([list(p_syms)], sm.Matrix(M), modules="numpy", cse=True) if constant_mass else None,
             has_nonideal=any(e != 0 for e in C),
+            _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
+                       "phi": list(phi), "velocity": list(velocity)},
         )
+
+    # -- array-capable twins (parameter sweeps) ----------------------------------
+    def _batch_function(self, key: str) -> Callable:
+        """numpy-lambdified twin of a scalar function, built on first use and kept."""
+        cache = self._symbolic
+        if "batch_" + key not in cache:
+            args = cache["pos_args"] if key == "phi" else cache["args"]
+            cache["batch_" + key] = sm.lambdify(args, cache[key], modules=["numpy", "scipy"], cse=True)
+        return cache["batch_" + key]
+
+    def matrices_batch(self, t, q, qd, p) -> np.ndarray:
+        """The nonzero entries of :attr:`matrices` for a batch: shape (B, len(nonzero)).
+
+        ``t`` is a float or shape (B,); ``q, qd`` have shape (B, n) and ``p`` shape (B, k).
+        """
+        return _stack(self._batch_function("entries")(t, list(q.T), list(qd.T), list(p.T)), q.shape[0])
+
+    def residuals_batch(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`residuals` for a batch (``t`` a float or shape (B,)): shapes (B, m_h) and (B, m)."""
+        B = q.shape[0]
+        phi = _stack(self._batch_function("phi")(t, list(q.T), list(p.T)), B)
+        return phi, _stack(self._batch_function("velocity")(t, list(q.T), list(qd.T), list(p.T)), B)
 
     # -- sizes and parameters ------------------------------------------------
     @property
@@ -320,7 +359,7 @@ class CompiledModel:
         if not contacts:
             return tuple(new)
         _, ratios = self.solve_modes(t, q, qd, p, tuple(new))
-        released = [i for i in contacts if abs(ratios[i]) > 1]
+        released = [i for i in contacts if abs(ratios[i]) > 1 + HOLD_RTOL]
         for i in released:
             new[i] = -int(np.sign(ratios[i]))
         if released:
@@ -357,6 +396,7 @@ class CompiledModel:
             Accelerations and the impressed, ideal and nonideal forces. Friction
             contacts at rest are held when static friction can hold them.
         """
+        t = finite_float(t, "`t`")
         q, qd = self.check_state(q, qd)
         p = self.parameters(params)
         correction = None

@@ -27,7 +27,22 @@ rows, the minimum of Gauss's function is computed directly: with
 that minimum) at half the cost or less for up to 16 coordinates, where the
 cost is the number of calls and not the arithmetic. Every other case (a
 nonideal ``C``, dependent or nearly dependent rows, more coordinates)
-evaluates Eqs. (7)-(11) term by term.
+evaluates Eqs. (7)-(11) term by term: through the Gram matrix ``B B^T`` when it
+is well conditioned, otherwise in a basis of the virtual displacements (the
+null space of ``A``), where the rank of ``A`` itself decides which rows are
+redundant, so a badly scaled mass matrix cannot make independent rows look
+dependent.
+
+:func:`solve_batch` solves Eq. (7) through the Gram matrix for a stack of
+systems at once (parameter sweeps, :mod:`udk_notebooks.sweep`); it flags the
+members it cannot vouch for (an ill-conditioned Gram matrix), which the caller
+then solves with :func:`solve`.
+
+The public functions scale their input by powers of two before solving (``M``
+to unit size, each row of ``A`` to unit size, the forces to the size of the
+accelerations), which changes no digit of the answer but keeps intermediate
+products inside the floating-point range, and they refuse an answer that
+would not fit in it.
 """
 
 from __future__ import annotations
@@ -40,7 +55,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.linalg import lapack, null_space
 
-from ._checks import as_finite_array, check_constraint_matrix, check_mass_matrix, check_vector
+from ._checks import as_finite_array, check_constraint_matrix, check_mass_matrix, check_tolerance, check_vector
 from .errors import InconsistentConstraintsError, NonUniqueAccelerationError
 
 __all__ = [
@@ -48,6 +63,7 @@ __all__ = [
     "RANK_RTOL",
     "Motion",
     "lagrange_multipliers",
+    "solve_batch",
     "udwadia_kalaba",
     "virtual_displacements",
 ]
@@ -55,9 +71,12 @@ __all__ = [
 RANK_RTOL = 1e-10
 """Singular values below ``RANK_RTOL`` times the largest count as zero.
 
-Used for the rank of ``B = A M^{-1/2}`` (redundant constraints), for deciding
-that ``M`` is singular (a Cholesky pivot squared below ``RANK_RTOL`` times the
-largest diagonal entry) and for the rank of ``[M; A]``.
+Used for the rank of ``A`` (redundant constraints; the public functions first
+scale each row of ``A`` to unit size), for deciding that ``M`` is singular (a
+Cholesky pivot squared below ``RANK_RTOL`` times the largest diagonal entry),
+for the rank of ``[M; A]``, and for telling a semi-definite ``M`` from an
+indefinite one: an eigenvalue below ``-RANK_RTOL`` times the largest
+eigenvalue in magnitude makes ``M`` indefinite, one above is rounding.
 """
 
 CONSISTENCY_RTOL = 1e-8
@@ -185,22 +204,131 @@ def udwadia_kalaba(
     n = M.shape[0]
     Q = check_vector(Q, "Q", n)
     A, b = check_constraint_matrix(A, b, n)
-    if C is not None and not callable(C):
-        C = check_vector(C, "C", n)
-    return solve(M, Q, A, b, C, rank_rtol=rank_rtol, consistency_rtol=consistency_rtol)
+    rank_rtol = check_tolerance(rank_rtol, "rank_rtol")
+    consistency_rtol = check_tolerance(consistency_rtol, "consistency_rtol")
+    if C is not None:
+        C = _checked_callable(C, n) if callable(C) else check_vector(C, "C", n)
+    units = _Units(M, Q, A, b, None if C is None or callable(C) else C)
+    try:
+        motion = solve(
+            units.mass(M), units.force(Q), *units.constraints(A, b), units.nonideal(C),
+            rank_rtol=rank_rtol, consistency_rtol=consistency_rtol, mass_unit=units.mass_unit,
+        )
+    except InconsistentConstraintsError:
+        raise _inconsistent(A, b, rank_rtol) from None
+    return Motion(
+        qdd=units.acceleration_back(motion.qdd, "qdd"),
+        impressed=Q.copy(),
+        ideal=units.force_back(motion.ideal, "the ideal force F^L"),
+        nonideal=units.force_back(motion.nonideal, "the nonideal force F^C"),
+    )
 
 
-def solve(M, Q, A, b, C=None, *, rank_rtol=RANK_RTOL, consistency_rtol=CONSISTENCY_RTOL, factor=None):
+def _checked_callable(C, n: int):
+    """Wrap a callable ``C`` so that what it returns is checked like an array ``C``."""
+
+    def checked(ideal):
+        try:
+            value = C(ideal.copy())
+            return check_vector(value, "C", n)
+        except ValueError as exc:
+            raise ValueError(f"the callable `C` returned a bad vector for F^L = {ideal!r}: {exc}") from None
+
+    return checked
+
+
+class _Units:
+    """Exact power-of-two scales that bring ``M``, the rows of ``A`` and the forces to unit size.
+
+    The accelerations solve ``M q'' = Q + F``, ``A q'' = b``; dividing ``M``,
+    ``Q``, ``C`` by ``2^e_M``, row ``i`` of ``A`` and ``b_i`` by ``2^e_i``,
+    and all forces and ``b`` further by ``2^e_F`` (the size of the
+    accelerations) leaves ``q'' / 2^e_F`` as the solution. Powers of two
+    change no digit, so no scale is lost, yet products such as ``A M^{-1} A^T``
+    stay inside the floating-point range for any input that is itself finite.
+    """
+
+    def __init__(self, M, Q, A, b, C):
+        self.e_mass = _exponent(np.abs(M).max())
+        self.e_rows = np.array([_exponent(v) for v in np.abs(A).max(axis=1, initial=0.0)], dtype=int)
+        sizes = [_exponent(np.abs(Q).max()) - self.e_mass]
+        if C is not None:
+            sizes.append(_exponent(np.abs(C).max()) - self.e_mass)
+        sizes += [_exponent(abs(v)) - int(e) for v, e in zip(b, self.e_rows) if v != 0]
+        self.e_accel = max(sizes)
+        self.e_force = self.e_mass + self.e_accel
+        self.mass_unit = math.ldexp(1.0, self.e_mass)
+
+    def mass(self, M):
+        return np.ldexp(M, -self.e_mass)
+
+    def force(self, F):
+        return np.ldexp(F, -self.e_force)
+
+    def constraints(self, A, b):
+        return np.ldexp(A, -self.e_rows[:, None]), np.ldexp(b, -(self.e_rows + self.e_accel))
+
+    def nonideal(self, C):
+        if C is None or not callable(C):
+            return None if C is None else self.force(C)
+        return lambda ideal: self.force(C(np.ldexp(ideal, self.e_force)))
+
+    def acceleration_back(self, x, what):
+        with np.errstate(over="ignore"):  # an overflow is refused by name just below
+            return _finite_or_raise(np.ldexp(x, self.e_accel), what)
+
+    def force_back(self, x, what):
+        with np.errstate(over="ignore"):
+            return _finite_or_raise(np.ldexp(x, self.e_force), what)
+
+
+def _exponent(x: float) -> int:
+    """``e`` with ``2^(e-1) <= x < 2^e`` (0 for ``x = 0``)."""
+    return math.frexp(float(x))[1] - 1 if x > 0 else 0
+
+
+def _finite_or_raise(x: np.ndarray, what: str) -> np.ndarray:
+    if not np.all(np.isfinite(x)):
+        raise ValueError(
+            f"{what} does not fit in the floating-point range (about 1.8e308): the inputs `M`, `Q`, "
+            "`A`, `b` are finite, but the motion they describe is not. Rescale the units (for "
+            "example kilograms to tonnes, or metres to kilometres) so that masses, forces and "
+            "accelerations are closer in size"
+        )
+    return x
+
+
+def _inconsistent(A, b, rank_rtol) -> InconsistentConstraintsError:
+    """The inconsistency error in the caller's units: distance from ``b`` to the range of ``A``."""
+    scales = np.abs(A).max(axis=1, initial=0.0)
+    scales[scales == 0] = 1.0
+    U, s, _ = _svd(A / scales[:, None])
+    rank = int(np.count_nonzero(s > rank_rtol * s[0])) if s.size and s[0] > 0 else 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = np.linalg.lstsq(A, b, rcond=None)[0]
+        miss = _norm(A @ x - b)
+    return InconsistentConstraintsError(
+        f"the constraints `A q'' = b` have no solution: ||A q'' - b|| = {miss:.3e} "
+        f"(relative {miss / max(_norm(b), np.finfo(float).tiny):.3e} to ||b||) for the best least-squares q''; "
+        f"rows of `A` are dependent (rank {rank} of {A.shape[0]}) but `b` does not follow the same "
+        "dependence. Check the constraint equations, or remove the contradicting rows",
+        residual=float(miss),
+    )
+
+
+def solve(M, Q, A, b, C=None, *, rank_rtol=RANK_RTOL, consistency_rtol=CONSISTENCY_RTOL, factor=None, mass_unit=1.0):
     """:func:`udwadia_kalaba` without input checks, for trusted callers.
 
     ``factor`` may hold a precomputed lower Cholesky factor of ``M`` (compiled
     models with a constant mass matrix pass it to skip the factorization).
+    ``mass_unit`` is the scale ``M`` was divided by, used only to quote its
+    eigenvalues in the caller's units in error messages.
     """
     if factor is None:
         factor = cholesky_or_none(M, rank_rtol)
     if factor is not None:
         return _solve_factored(M, factor, Q, A, b, C, rank_rtol, consistency_rtol)
-    return _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol)
+    return _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit)
 
 
 def cholesky_or_none(M: np.ndarray, rank_rtol: float = RANK_RTOL) -> np.ndarray | None:
@@ -258,7 +386,9 @@ def _solve_factored(M, L, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
         P = Bt.T @ Y  # [B y, B B^T]
         Aa = P[:, 0]
         r = b - Aa
-        pseudo = _GramPseudoinverse.of(Bt, P[:, 1:]) or _SvdPseudoinverse(Bt, r, b, Aa, rank_rtol, consistency_rtol)
+        pseudo = _GramPseudoinverse.of(Bt, P[:, 1:])
+        if pseudo is None:  # dependent or nearly dependent rows
+            return _solve_null_space(M, Q, A, b, C, Aa, rank_rtol, consistency_rtol)
         w = pseudo.solve(r)  # B^+ (b - A a)
         ideal = L @ w
         z = y + w
@@ -284,8 +414,8 @@ GRAM_RCOND = 1e-6
 """Use the Gram matrix ``B B^T`` only when its reciprocal condition number exceeds this.
 
 Solving through ``B B^T`` squares the condition number of ``B``; below this
-threshold (``cond(B)`` above about 1e3) the SVD route is used instead, so
-the relative error stays near ``1e-16 / GRAM_RCOND = 1e-10``.
+threshold (``cond(B)`` above about 1e3) the null-space route is used instead,
+so the relative error stays near ``1e-16 / GRAM_RCOND = 1e-10``.
 """
 
 
@@ -300,13 +430,11 @@ class _GramPseudoinverse:
     @classmethod
     def of(cls, Bt: np.ndarray, G: np.ndarray):
         """The pseudoinverse of ``B = Bt^T`` given ``G = B B^T``, or None when ``G`` is singular or ill-conditioned."""
+        anorm = lapack.dlange("1", G)  # the exact 1-norm that dpocon's estimate is relative to
         R, info = lapack.dpotrf(G, lower=0, clean=1)
         if info != 0:
             return None
-        # For a positive semi-definite G, ||G||_1 <= sqrt(m) ||G||_2 <= sqrt(m) trace(G): an upper
-        # bound of the norm keeps the estimated rcond conservative.
-        m = G.shape[0]
-        rcond, info = lapack.dpocon(R, math.sqrt(m) * G.trace())
+        rcond, info = lapack.dpocon(R, anorm)
         if info != 0 or not rcond > GRAM_RCOND:
             return None
         self = cls()
@@ -323,46 +451,67 @@ class _GramPseudoinverse:
         return y - self.solve(self.Bt.T @ y)
 
 
-class _SvdPseudoinverse:
-    """``B^+`` and ``I - B^+ B`` through a thin SVD, with the rank decision and the consistency check."""
+def _solve_null_space(M, Q, A, b, C, Aa, rank_rtol, consistency_rtol) -> Motion:
+    """Gauss's minimum in a basis of the virtual displacements, with the rank decided on ``A``.
 
-    __slots__ = ("U", "s", "Vt")
-
-    def __init__(self, Bt, r, b, Aa, rank_rtol, consistency_rtol):
-        m = Bt.shape[1]
-        U, s, Vt = _svd(Bt.T)
-        rank = int(np.count_nonzero(s > rank_rtol * s[0])) if s[0] > 0 else 0
-        self.U, self.s, self.Vt = U[:, :rank], s[:rank], Vt[:rank]
-        miss = _norm(r - self.U @ (self.U.T @ r))  # = ||A q'' - b|| for the best q''
-        scale = _norm(b) + _norm(Aa)
-        if miss > consistency_rtol * scale:
-            raise InconsistentConstraintsError(
-                f"the constraints `A q'' = b` have no solution: ||A q'' - b|| = {miss:.3e} "
-                f"(relative {miss / scale:.3e}) for the best least-squares q''; rows of `A` "
-                f"are dependent (rank {rank} of {m}) but `b` does not follow the same dependence. "
-                "Check the constraint equations, or remove the contradicting rows",
-                residual=float(miss),
-            )
-
-    def solve(self, x: np.ndarray) -> np.ndarray:
-        """``B^+ x = V S^{-1} U^T x`` over the nonzero singular values."""
-        return self.Vt.T @ ((self.U.T @ x) / self.s)
-
-    def null_part(self, y: np.ndarray) -> np.ndarray:
-        """``(I - V V^T) y``: never divides by a small singular value."""
-        return y - self.Vt.T @ (self.Vt @ y)
-
-
-def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
-    """Augmented form ``M + s A^+ A`` for a positive semi-definite ``M``."""
-    eig = np.linalg.eigvalsh(M)
-    top = max(eig[-1], 0.0)
-    if eig[0] < -rank_rtol * max(top, 1.0):
-        raise ValueError(
-            f"`M` must be positive semi-definite; its smallest eigenvalue is {eig[0]:.3e} "
-            f"(largest {eig[-1]:.3e}). A mass matrix comes from a kinetic energy, which is "
-            "never negative: check the signs of masses and inertias"
+    With the SVD ``A = U S V^T`` of rank ``r``, ``q'' = x_p + N z`` where
+    ``x_p = V_r S_r^{-1} U_r^T b`` solves the independent rows and the columns of
+    ``N = V_{r+1..n}`` span the virtual displacements (2005 paper, Eqs. 12-14).
+    Minimizing Gauss's function ``(q'' - a)^T M (q'' - a)`` over ``z`` gives
+    ``(N^T M N) z = N^T (Q - M x_p)`` and ``F^L = M q'' - Q`` (Eq. 8). The
+    nonideal force is the ``M``-orthogonal projection of ``C`` onto the
+    virtual displacements, ``F^C = M N (N^T M N)^{-1} N^T C`` (Eq. 11). Only
+    ``M`` (positive definite here) is factorized, never ``A M^{-1} A^T``.
+    """
+    m, n = A.shape
+    U, s, Vt = _svd(A, full=True)
+    rank = int(np.count_nonzero(s > rank_rtol * s[0])) if s[0] > 0 else 0
+    coef = U[:, :rank].T @ b
+    miss = _norm(b - U[:, :rank] @ coef)  # = ||A q'' - b|| for the best q''
+    scale = _norm(b) + _norm(Aa)
+    if miss > consistency_rtol * scale:
+        raise InconsistentConstraintsError(
+            f"the constraints `A q'' = b` have no solution: ||A q'' - b|| = {miss:.3e} "
+            f"(relative {miss / scale:.3e}) for the best least-squares q''; rows of `A` "
+            f"are dependent (rank {rank} of {m}) but `b` does not follow the same dependence. "
+            "Check the constraint equations, or remove the contradicting rows",
+            residual=float(miss),
         )
+    qdd = Vt[:rank].T @ (coef / s[:rank])
+    N = Vt[rank:].T
+    reduced = None
+    if N.shape[1]:
+        MN = M @ N
+        reduced, _ = lapack.dpotrf(N.T @ MN, lower=1, clean=1)  # positive definite, as M is
+        z, _ = lapack.dpotrs(reduced, N.T @ (Q - M @ qdd), lower=1)
+        qdd = qdd + N @ z
+    ideal = M @ qdd - Q
+    if C is None:
+        return Motion(qdd=qdd, impressed=Q, ideal=ideal, nonideal=np.zeros(n))
+    c = np.asarray(C(ideal) if callable(C) else C, dtype=float)
+    if reduced is None:  # no virtual displacement: C does no virtual work and F^C = 0
+        return Motion(qdd=qdd, impressed=Q, ideal=ideal, nonideal=np.zeros(n))
+    zc, _ = lapack.dpotrs(reduced, N.T @ c, lower=1)
+    return Motion(qdd=qdd + N @ zc, impressed=Q, ideal=ideal, nonideal=MN @ zc)
+
+
+def _check_semidefinite(M, rank_rtol, mass_unit=1.0) -> np.ndarray:
+    """Eigenvalues of ``M``, or a ValueError when one is below ``-rank_rtol`` times the largest in magnitude."""
+    eig = np.linalg.eigvalsh(M)
+    if eig[0] < -rank_rtol * np.abs(eig).max():
+        raise ValueError(
+            f"`M` must be positive semi-definite; its smallest eigenvalue is {eig[0] * mass_unit:.3e} "
+            f"(largest {eig[-1] * mass_unit:.3e}; a negative eigenvalue counts as rounding only above "
+            f"-{rank_rtol:g} times the largest in magnitude). A mass matrix comes from a kinetic energy, "
+            "which is never negative: check the signs of masses and inertias"
+        )
+    return eig
+
+
+def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit=1.0) -> Motion:
+    """Augmented form ``M + s A^+ A`` for a positive semi-definite ``M``."""
+    eig = _check_semidefinite(M, rank_rtol, mass_unit)
+    top = max(eig[-1], 0.0)
     n = M.shape[0]
     scale = top if top > 0 else 1.0
     if A.shape[0]:
@@ -377,7 +526,7 @@ def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
     if L is None:
         stacked_rank = np.linalg.matrix_rank(np.vstack([M, A]), tol=rank_rtol * np.abs(M_A).max())
         raise NonUniqueAccelerationError(
-            f"the accelerations are not unique: `M` is singular (smallest eigenvalue {eig[0]:.3e}) "
+            f"the accelerations are not unique: `M` is singular (smallest eigenvalue {eig[0] * mass_unit:.3e}) "
             f"and `[M; A]` has rank {stacked_rank} < {n} columns, so some motion has neither "
             "inertia nor a constraint. Give every coordinate mass, or add a constraint that fixes it"
         )
@@ -385,25 +534,42 @@ def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol) -> Motion:
     return Motion(qdd=motion.qdd, impressed=Q, ideal=motion.ideal, nonideal=motion.nonideal)
 
 
-def _svd(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Thin SVD through LAPACK's gesdd, without numpy's per-call overhead."""
-    U, s, Vt, info = lapack.dgesdd(X, full_matrices=0)
-    if info != 0:  # gesdd did not converge; the slower gesvd is more robust
-        U, s, Vt = np.linalg.svd(X, full_matrices=False)
+def _svd(X: np.ndarray, full: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SVD (thin unless ``full``) through LAPACK's gesdd, without numpy's per-call overhead."""
+    U, s, Vt, info = lapack.dgesdd(X, full_matrices=int(full))
+    if info != 0:  # gesdd did not converge; gesvd is slower and more robust
+        U, s, Vt, info = lapack.dgesvd(X, full_matrices=int(full))
+    if info != 0:
+        raise ValueError(
+            "the singular value decomposition of the constraint matrix did not converge; its entries "
+            "span too many orders of magnitude: rescale the units of the coordinates"
+        )
     return U, s, Vt
 
 
 def _norm(x: np.ndarray) -> float:
-    return math.sqrt(x @ x)
+    """Euclidean norm that neither overflows nor underflows for finite entries."""
+    top = float(np.abs(x).max(initial=0.0))
+    if 1e-140 < top < 1e140:
+        return math.sqrt(x @ x)
+    if top == 0.0 or not math.isfinite(top):
+        return top
+    y = x / top
+    return top * math.sqrt(y @ y)
 
 
-def lagrange_multipliers(M, Q, A, b) -> tuple[np.ndarray, np.ndarray]:
+def lagrange_multipliers(
+    M, Q, A, b, *, rank_rtol: float = RANK_RTOL, consistency_rtol: float = CONSISTENCY_RTOL
+) -> tuple[np.ndarray, np.ndarray]:
     """Accelerations and multipliers from the classic saddle-point system.
 
     Solves ``M q'' = Q + A^T lam``, ``A q'' = b`` (Beshaw 2014, Eqs. 9-17; the
     textbook chapter's Lagrange multipliers) as one linear system. This is the
     independent route that lessons and tests compare with
     :func:`udwadia_kalaba`; with ideal constraints ``A^T lam`` equals ``F^L``.
+    It checks its input as :func:`udwadia_kalaba` does and refuses the same
+    systems: an ``M`` that is not positive semi-definite, accelerations that
+    are not unique, constraints that contradict each other.
 
     Parameters
     ----------
@@ -413,9 +579,11 @@ def lagrange_multipliers(M, Q, A, b) -> tuple[np.ndarray, np.ndarray]:
     Q : array_like, shape (n,)
         Impressed generalized force.
     A : array_like, shape (m, n)
-        Constraint matrix.
+        Constraint matrix (``m`` may be zero: then ``M q'' = Q``).
     b : array_like, shape (m,)
         Right-hand side of ``A q'' = b``.
+    rank_rtol, consistency_rtol : float, optional
+        As for :func:`udwadia_kalaba`.
 
     Returns
     -------
@@ -424,36 +592,58 @@ def lagrange_multipliers(M, Q, A, b) -> tuple[np.ndarray, np.ndarray]:
     lam : ndarray, shape (m,)
         Multipliers; the minimum-norm choice when rows of ``A`` are redundant
         (then the multipliers themselves are not unique, ``A^T lam`` is).
+
+    Raises
+    ------
+    ValueError
+        For bad input, or an ``M`` that is not positive semi-definite.
+    NonUniqueAccelerationError
+        When ``[M; A]`` lacks full column rank.
+    InconsistentConstraintsError
+        When ``A q'' = b`` has no solution.
     """
     M = check_mass_matrix(M)
     n = M.shape[0]
     Q = check_vector(Q, "Q", n)
     A, b = check_constraint_matrix(A, b, n)
-    if A.shape[0] == 0:
-        return np.linalg.solve(M, Q), np.zeros(0)
+    rank_rtol = check_tolerance(rank_rtol, "rank_rtol")
+    consistency_rtol = check_tolerance(consistency_rtol, "consistency_rtol")
+    units = _Units(M, Q, A, b, None)
+    M_s, Q_s = units.mass(M), units.force(Q)
+    A_s, b_s = units.constraints(A, b)
+    eig = _check_semidefinite(M_s, rank_rtol, units.mass_unit)
     # Redundant rows make the bordered matrix singular: keep the independent combinations
     # A_r = S_r V_r^T of the rows (an SVD of A), solve the nonsingular system, map back.
-    U, s, Vt = _svd(A)
-    rank = int(np.count_nonzero(s > RANK_RTOL * s[0])) if s[0] > 0 else 0
-    U, s, Vt = U[:, :rank], s[:rank], Vt[:rank]
-    miss = _norm(b - U @ (U.T @ b))
-    scale = _norm(b) + s[0] * _norm(Q) / np.abs(M).max() if rank else _norm(b)
-    if miss > CONSISTENCY_RTOL * max(scale, np.finfo(float).tiny):
-        raise InconsistentConstraintsError(
-            f"the constraints `A q'' = b` have no solution: ||A q'' - b|| >= {miss:.3e}; rows of `A` "
-            f"are dependent (rank {rank} of {A.shape[0]}) but `b` does not follow the same dependence",
-            residual=float(miss),
-        )
-    A_r = s[:, None] * Vt
-    K = np.block([[M, -A_r.T], [A_r, np.zeros((rank, rank))]])
-    try:
-        sol = np.linalg.solve(K, np.concatenate([Q, U.T @ b]))
-    except np.linalg.LinAlgError:
-        raise NonUniqueAccelerationError(
-            "the saddle-point matrix is singular: `[M; A]` lacks full column rank, so the "
-            "accelerations are not unique"
-        ) from None
-    return sol[:n], U @ sol[n:]
+    m = A.shape[0]
+    if m:
+        U, s, Vt = _svd(A_s, full=True)
+        rank = int(np.count_nonzero(s > rank_rtol * s[0])) if s[0] > 0 else 0
+    else:
+        U, s, Vt, rank = np.zeros((0, 0)), np.zeros(0), np.eye(n), 0
+    coef = U[:, :rank].T @ b_s
+    miss = _norm(b_s - U[:, :rank] @ coef)
+    scale = _norm(b_s) + (s[0] * _norm(Q_s) / np.abs(M_s).max() if rank else 0.0)
+    if miss > consistency_rtol * max(scale, np.finfo(float).tiny):
+        raise _inconsistent(A, b, rank_rtol)
+    # Unique accelerations: M is positive definite on the virtual displacements null(A).
+    N = Vt[rank:].T
+    if N.shape[1]:
+        reduced = np.linalg.eigvalsh(N.T @ M_s @ N)
+        if not reduced[0] > rank_rtol * max(eig[-1], 0.0):
+            raise NonUniqueAccelerationError(
+                f"the accelerations are not unique: `M` is singular (smallest eigenvalue "
+                f"{eig[0] * units.mass_unit:.3e}) and `[M; A]` lacks full column rank, so some motion "
+                "has neither inertia nor a constraint. Give every coordinate mass, or add a constraint "
+                "that fixes it"
+            )
+    A_r = s[:rank, None] * Vt[:rank]
+    K = np.block([[M_s, -A_r.T], [A_r, np.zeros((rank, rank))]])
+    sol = np.linalg.solve(K, np.concatenate([Q_s, coef]))
+    lam_s = U[:, :rank] @ sol[n:]
+    qdd = units.acceleration_back(sol[:n], "qdd")
+    with np.errstate(over="ignore"):
+        lam = _finite_or_raise(np.ldexp(lam_s, units.e_force - units.e_rows), "a multiplier")
+    return qdd, lam
 
 
 def virtual_displacements(A, *, rank_rtol: float = RANK_RTOL) -> np.ndarray:
@@ -464,7 +654,8 @@ def virtual_displacements(A, *, rank_rtol: float = RANK_RTOL) -> np.ndarray:
     A : array_like, shape (m, n)
         Constraint matrix.
     rank_rtol : float, optional
-        Relative tolerance on the singular values of ``A``.
+        Relative tolerance on the singular values of ``A`` (each row first
+        scaled to unit size by a power of two), in (0, 1).
 
     Returns
     -------
@@ -476,6 +667,104 @@ def virtual_displacements(A, *, rank_rtol: float = RANK_RTOL) -> np.ndarray:
     except ValueError:  # a ragged nesting: as_finite_array names it
         one_row = False
     A = as_finite_array(np.atleast_2d(A) if one_row else A, "A", 2)
+    rank_rtol = check_tolerance(rank_rtol, "rank_rtol")
     if A.shape[0] == 0:
         return np.eye(A.shape[1])
-    return null_space(A, rcond=rank_rtol)
+    rows = np.array([_exponent(v) for v in np.abs(A).max(axis=1, initial=0.0)], dtype=int)
+    return null_space(np.ldexp(A, -rows[:, None]), rcond=rank_rtol)
+
+
+# -- kernels for compiled models ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class BatchSolution:
+    """What :func:`solve_batch` returns for a stack of ``B`` systems.
+
+    Attributes
+    ----------
+    qdd : ndarray, shape (B, n)
+        Accelerations with ideal constraints (Eq. 7 with ``C = 0``).
+    ideal : ndarray, shape (B, n)
+        ``F^L = A^T lam`` (Eq. 10).
+    multipliers : ndarray, shape (B, m)
+        ``lam = (A M^{-1} A^T)^{-1} (b - A a)``.
+    acceleration, force : ndarray, shape (B, n, k)
+        For each extra column ``c``: the acceleration ``M^{-1} F^C`` it adds and
+        its nonideal force ``F^C = c - A^T (A M^{-1} A^T)^{-1} A M^{-1} c`` (Eq. 11).
+    ok : ndarray of bool, shape (B,)
+        False where the Gram matrix is singular or ill conditioned (reciprocal
+        condition number at most :data:`GRAM_RCOND`): those members must be
+        solved one by one with :func:`solve`; their entries here are meaningless.
+    """
+
+    qdd: np.ndarray
+    ideal: np.ndarray
+    multipliers: np.ndarray
+    acceleration: np.ndarray
+    force: np.ndarray
+    ok: np.ndarray
+
+
+def solve_batch(inverse: Callable[[np.ndarray], np.ndarray], Q, A, b, extra=None) -> BatchSolution:
+    """Eq. (7) for a stack of systems at once, through the Gram matrix ``A M^{-1} A^T``.
+
+    Every member is the system of :func:`udwadia_kalaba` with a positive
+    definite ``M`` and independent rows: ``a = M^{-1} Q``,
+    ``lam = (A M^{-1} A^T)^{-1} (b - A a)``, ``q'' = a + M^{-1} A^T lam`` and
+    ``F^L = A^T lam``, the same vectors as Eqs. (7) and (10) (there
+    ``M^{1/2} B^+ = A^T (B B^T)^{-1}`` for independent rows). Stacked
+    (batched) numpy linear algebra does the work for all members in a few calls.
+
+    Parameters
+    ----------
+    inverse : callable
+        Maps an array of shape (B, n, k) to ``M^{-1}`` times it, member by
+        member (a compiled model supplies it: a division for a diagonal ``M``,
+        products with a stored factor for a constant one).
+    Q : ndarray, shape (B, n)
+    A : ndarray, shape (B, m, n)
+    b : ndarray, shape (B, m)
+    extra : ndarray, shape (B, n, k), optional
+        Nonideal force directions whose constrained responses are wanted.
+
+    Returns
+    -------
+    BatchSolution
+    """
+    B, n = Q.shape
+    m = A.shape[1]
+    k = 0 if extra is None else extra.shape[2]
+    columns = [Q[:, :, None], np.swapaxes(A, 1, 2)] + ([] if extra is None else [extra])
+    X = inverse(np.concatenate(columns, axis=2))  # M^{-1} [Q, A^T, extra]
+    a, XA, XE = X[:, :, 0], X[:, :, 1 : 1 + m], X[:, :, 1 + m :]
+    if m == 0:
+        ok = np.ones(B, dtype=bool)
+        zero = np.zeros((B, n))
+        return BatchSolution(a, zero, np.zeros((B, 0)), XE, np.zeros((B, n, k)) if extra is None else extra, ok)
+    if m == 1 and extra is None:  # one row (a pendulum): products and sums instead of stacked matmuls
+        row, a_col, x_col = A[:, 0, :], X[:, :, 0], X[:, :, 1]
+        g = np.einsum("ij,ij->i", row, x_col)
+        ok = np.isfinite(g) & (g > 0)
+        lam = (b[:, 0] - np.einsum("ij,ij->i", row, a_col)) / np.where(ok, g, 1.0)
+        return BatchSolution(a_col + x_col * lam[:, None], row * lam[:, None], lam[:, None], XE, np.zeros((B, n, 0)), ok)
+    AX = A @ X  # [A a, G, A M^{-1} extra]
+    G = AX[:, :, 1 : 1 + m]
+    right = np.concatenate([(b - AX[:, :, 0])[:, :, None], AX[:, :, 1 + m :]], axis=2)
+    if m == 1:
+        g = G[:, 0, 0]
+        ok = np.isfinite(g) & (g > 0)
+        sol = right / np.where(ok, g, 1.0)[:, None, None]
+    else:
+        eig = np.linalg.eigvalsh(G)
+        ok = np.isfinite(eig).all(axis=1) & (eig[:, 0] > GRAM_RCOND * eig[:, -1])
+        if not ok.all():
+            G = np.where(ok[:, None, None], G, np.eye(m))
+        sol = np.linalg.solve(G, right)
+    lam, mu = sol[:, :, 0], sol[:, :, 1:]
+    At = np.swapaxes(A, 1, 2)
+    qdd = a + (XA @ lam[:, :, None])[:, :, 0]
+    ideal = (At @ lam[:, :, None])[:, :, 0]
+    if extra is None:
+        return BatchSolution(qdd, ideal, lam, XE, np.zeros((B, n, 0)), ok)
+    return BatchSolution(qdd, ideal, lam, XE - XA @ mu, extra - At @ mu, ok)

@@ -52,12 +52,16 @@ __all__ = [
     "Spring",
     "animate",
     "draw_mechanism",
+    "force_legend",
 ]
 
 Position = Callable[[np.ndarray, float], Sequence[float]]
 """``position(q, t) -> (x, y)`` in metres."""
 
 FORCE_KINDS = ("impressed", "ideal", "nonideal")
+
+SANE_REACH = 1e9
+"""Metres: force arrows and labels farther out than this (a diverged run) are hidden, not drawn."""
 
 
 @dataclass(frozen=True)
@@ -270,6 +274,7 @@ class MechanismView:
         self.ax = ax
         self.mechanism = mechanism
         self.force_scale = 0.0
+        self._scene_size = 0.0
         self.show_forces = bool(forces) and bool(mechanism.forces)
         self._artists = []
         grey = "0.55"
@@ -314,9 +319,9 @@ class MechanismView:
                     style = FORCE_STYLES[kind]
                     arrow = ax.add_patch(FancyArrowPatch(
                         (0, 0), (0, 0), arrowstyle="-|>", mutation_scale=11, color=style["color"],
-                        lw=style["lw"], linestyle=style["ls"], shrinkA=0, shrinkB=0, zorder=5 + style["z"]))
+                        lw=style["lw"], linestyle=style["ls"], shrinkA=0, shrinkB=0, zorder=6.5 + style["z"]))  # over the bodies: never hidden
                     text = ax.text(0, 0, style["short"] if labels else "", color=style["color"], fontsize=8,
-                                   fontweight="bold", ha="center", va="center", zorder=7)
+                                   fontweight="bold", ha="center", va="center", zorder=7.5)
                     row.append((arrow, text))
                     self._artists += [arrow, text]
                 self._arrows.append(row)
@@ -331,6 +336,36 @@ class MechanismView:
         """Every artist that moves from one instant to the next (for blitting)."""
         return list(self._artists)
 
+    @property
+    def run_artists(self) -> list:
+        """The artists that change only with the run: the fixed guides' lines and the trace."""
+        fixed = [line for guide, line in self._guides if not guide.moving]
+        return fixed + ([self._trace] if self._trace is not None else [])
+
+    def set_mechanism(self, mechanism: Mechanism) -> None:
+        """Show ``mechanism``, of the same structure, instead (new parameter values: lengths, slopes).
+
+        Raises
+        ------
+        ValueError
+            When ``mechanism`` has other joints, parts, guides or force sites.
+        """
+        if not isinstance(mechanism, Mechanism):
+            raise TypeError(f"`mechanism` must be a Mechanism; got {type(mechanism).__name__}")
+        old = self.mechanism
+        same = ([j.name for j in old.joints] == [j.name for j in mechanism.joints]
+                and [type(p) for p in old.parts] == [type(p) for p in mechanism.parts]
+                and len(old.guides) == len(mechanism.guides) and len(old.forces) == len(mechanism.forces))
+        if not same:
+            raise ValueError("`mechanism` must have the same joints, parts, guides and force sites as the one shown")
+        self.mechanism = mechanism
+        self._parts = [(part, artist) for part, (_, artist) in zip(mechanism.parts, self._parts)]
+        self._guides = [(guide, line) for guide, (_, line) in zip(mechanism.guides, self._guides)]
+        for guide, line in self._guides:
+            if not guide.moving:
+                path = np.asarray(guide.path(0.0), dtype=float)
+                line.set_data(path[:, 0], path[:, 1])
+
     def fit_forces(self, trajectory: Trajectory, share: float = 0.3) -> float:
         """Choose :attr:`force_scale` so the largest force of the run is ``share`` of the scene's size.
 
@@ -339,6 +374,7 @@ class MechanismView:
         if not self.show_forces:
             return 0.0
         span = self.scene_size(trajectory)
+        self._scene_size = span
         largest = max((float(np.abs(self._site_forces(trajectory, kind)).max(initial=0.0)) for kind in FORCE_KINDS),
                       default=0.0)
         self.force_scale = share * span / largest if largest > 1e-12 else 0.0
@@ -417,6 +453,7 @@ class MechanismView:
                 circle, spoke = artist
                 center = where[part.at]
                 circle.center = tuple(center)
+                circle.set_radius(part.radius)
                 if spoke is not None:
                     angle = float(part.spin(np.asarray(q, dtype=float), t))
                     tip = center + part.radius * np.array([math.cos(angle), math.sin(angle)])
@@ -428,17 +465,40 @@ class MechanismView:
             for kind, (arrow, text) in zip(FORCE_KINDS, row):
                 vec = None if forces is None or kind not in forces else np.asarray(forces[kind], dtype=float)
                 tip_vec = np.zeros(2) if vec is None else self.force_scale * site.pick(vec)
-                visible = vec is not None and float(np.hypot(*tip_vec)) > 1e-9
-                arrow.set_positions(tuple(base), tuple(base + tip_vec))
+                # A diverged run can put points at 1e100 m, where text cannot even be laid out: not drawn.
+                sane = bool(np.all(np.abs(np.concatenate([base, base + tip_vec])) < SANE_REACH))
+                visible = vec is not None and sane and float(np.hypot(*tip_vec)) > 1e-9
+                if sane:
+                    arrow.set_positions(tuple(base), tuple(base + tip_vec))
                 arrow.set_visible(visible)
                 text.set_visible(visible)
                 if visible:
                     # The label sits just past the arrow head, so that it never hides under the body.
                     beyond = tip_vec / max(float(np.hypot(*tip_vec)), 1e-12)
-                    text.set_position(tuple(base + tip_vec + 0.04 * self._label_offset() * beyond))
+                    label = base + tip_vec + 0.04 * self._label_offset() * beyond
+                    text.set_visible(bool(np.all(np.abs(label) < SANE_REACH)))
+                    text.set_position(tuple(label))
         self._clock.set_text(f"t = {t:.2f} s")
 
+    def joint_positions(self) -> dict[str, np.ndarray]:
+        """Where each drawn joint marker is now, by joint name, shape (2,) each."""
+        return {joint.name: np.asarray(marker.get_xydata(), dtype=float).reshape(-1, 2)[0]
+                for joint, marker in self._joints}
+
+    def drawn_arrows(self) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
+        """The force arrows on screen: ``(joint, kind, tail, tip)`` for each visible arrow, in metres."""
+        shown = []
+        for site, row in zip(self.mechanism.forces, self._arrows):
+            for kind, (arrow, _) in zip(FORCE_KINDS, row):
+                if arrow.get_visible():
+                    tail, tip = (np.asarray(p, dtype=float) for p in arrow._posA_posB)
+                    shown.append((site.at, kind, tail, tip))
+        return shown
+
     def _label_offset(self) -> float:
+        """The scene's size (set by :meth:`fit_forces`), else the view's: labels sit a few % of it past a tip."""
+        if self._scene_size:
+            return self._scene_size
         (x0, x1), (y0, y1) = self.ax.get_xlim(), self.ax.get_ylim()
         return max(abs(x1 - x0), abs(y1 - y0))
 
@@ -455,7 +515,8 @@ def _new_figure(figsize) -> Figure:
     return fig
 
 
-def _legend(ax: Axes) -> None:
+def force_legend(ax: Axes) -> None:
+    """A key of the three force styles below ``ax`` (it never covers the mechanism)."""
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=s["color"], ls=s["ls"], lw=s["lw"], label=f"$F^{s['short']}$")
@@ -495,7 +556,7 @@ def draw_mechanism(trajectory: Trajectory, mechanism: Mechanism, index: int = -1
     ax.set_aspect("equal", adjustable="box")
     view.show(trajectory, int(index) % n)
     if view.show_forces:
-        _legend(ax)
+        force_legend(ax)
     return view
 
 

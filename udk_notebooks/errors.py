@@ -9,6 +9,8 @@ __all__ = [
     "ConstraintViolationError",
     "InconsistentConstraintsError",
     "NonUniqueAccelerationError",
+    "SimulationError",
+    "StiffnessWarning",
     "UnstableGainError",
 ]
 
@@ -39,3 +41,27 @@ class ConstraintViolationError(ValueError):
 
 class UnstableGainError(ValueError):
     """A stabilization gain makes the chosen fixed-step integrator unstable."""
+
+
+class SimulationError(RuntimeError):
+    """A run failed part-way (the equation of motion could not be solved at some state).
+
+    Attributes
+    ----------
+    time : float
+        Where the failing evaluation was.
+    state : ndarray, shape (2 n,)
+        ``(q, q')`` there.
+    trajectory : Trajectory or None
+        The samples computed before the failure (None when there were none).
+    """
+
+    def __init__(self, message: str, time: float, state, trajectory=None):
+        super().__init__(message)
+        self.time = time
+        self.state = state
+        self.trajectory = trajectory
+
+
+class StiffnessWarning(UserWarning):
+    """An explicit adaptive method is asked to integrate stabilization gains that make the run stiff."""

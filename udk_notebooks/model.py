@@ -19,11 +19,13 @@ fields are sympy matrices in the generalized coordinates ``q(t)``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Mapping, Sequence
 
 import sympy as sm
+from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols, vlatex
 
 from ._checks import finite_float
@@ -95,6 +97,27 @@ def _gradient(expr: sm.Expr, symbols) -> list:
     return [sm.Add(*p) for p in parts]
 
 
+def _check_parameter_names(params: Mapping) -> None:
+    """Refuse parameter names that the numeric functions could not tell apart.
+
+    The compiled functions name the state ``q0, q1, ...`` and ``qd0, qd1, ...``
+    and pass each parameter by its name, so a parameter called ``q0`` would be
+    read as a coordinate, and two symbols with one name as one argument.
+    """
+    seen = set()
+    for symbol in params:
+        if not isinstance(symbol, sm.Symbol):
+            raise ValueError(f"`parameters`: each key must be a sympy Symbol or its name; got {symbol!r}")
+        name = symbol.name
+        if re.fullmatch(r"qd?[0-9]+", name):
+            raise ValueError(f"`parameters`: the name {name!r} is reserved for the state; rename the symbol")
+        if name in seen:
+            raise ValueError(
+                f"`parameters` holds two symbols named {name!r} (with different assumptions); use one symbol"
+            )
+        seen.add(name)
+
+
 @dataclass(frozen=True, eq=False)
 class Model:
     """A constrained mechanical system, derived symbolically in one call.
@@ -123,6 +146,12 @@ class Model:
         Sliding contacts whose friction depends on the normal force.
     parameters : mapping of sympy Symbol to float
         Every symbol other than the coordinates and time, with its default.
+    inputs : mapping of function of time to sympy expression, optional
+        Prescribed inputs, e.g. a drive force ``F(t)``: ``inputs={F: F0*sin(w*t)}``
+        with ``F = dynamicsymbols("F")`` and ``F0, w`` in ``parameters``. Each
+        ``F(t)`` and its derivatives are replaced by the expression before the
+        derivation (the stored fields hold the replaced expressions). A function
+        of time that is neither a coordinate nor an input is refused.
     name : str, optional
         A title for displays.
     simplify : bool, optional
@@ -160,10 +189,13 @@ class Model:
     nonideal: Sequence[sm.Expr] | None = None
     friction: Sequence[CoulombFriction] = ()
     parameters: Mapping[sm.Symbol, float] = field(default_factory=dict)
+    inputs: Mapping[sm.Function, sm.Expr] = field(default_factory=dict)
     name: str = ""
     simplify: bool = False
 
     def __post_init__(self):
+        if self.inputs:
+            self._substitute_inputs()
         q = sm.Matrix(list(self.coordinates))
         if q.shape[0] == 0:
             raise ValueError("`coordinates` must list at least one generalized coordinate")
@@ -174,8 +206,12 @@ class Model:
                     "Use sympy.physics.mechanics.dynamicsymbols('x y')"
                 )
         n = q.shape[0]
+        repeated = sorted({str(qi) for qi in q if list(q).count(qi) > 1})
+        if repeated:
+            raise ValueError(f"`coordinates` lists {', '.join(repeated)} more than once; give each coordinate once")
         qd = q.diff(TIME)
         qdd = qd.diff(TIME)
+        self._check_inputs(q, qd, qdd)
         if (self.kinetic_energy is None) == (self.mass_matrix is None):
             raise ValueError("give exactly one of `kinetic_energy` and `mass_matrix`")
         if self.kinetic_energy is None:
@@ -201,6 +237,7 @@ class Model:
             for key, value in dict(self.parameters).items()
         }
         object.__setattr__(self, "parameters", params)
+        _check_parameter_names(params)
 
         # Differentiate in plain placeholder symbols: sympy differentiates with respect to
         # Derivative objects far more slowly, and a row only needs the symbols it contains.
@@ -264,6 +301,87 @@ class Model:
         for key, value in derived.items():
             object.__setattr__(self, key, sm.ImmutableMatrix(value) if isinstance(value, sm.MatrixBase) else value)
         self._check_symbols()
+
+    def _substitute_inputs(self) -> None:
+        """Replace each declared input ``F(t)`` (and its derivatives) by its expression in every field."""
+        if not isinstance(self.inputs, Mapping):
+            raise ValueError(f"`inputs` must map functions of time to expressions, e.g. {{F: F0*sin(w*t)}}; got {self.inputs!r}")
+        values = {}
+        for key, value in self.inputs.items():
+            if not (isinstance(key, AppliedUndef) and key.args == (TIME,)):
+                raise ValueError(f"`inputs`: each key must be a function of time made with dynamicsymbols; got {key!r}")
+            if key in set(self.coordinates):
+                raise ValueError(f"`inputs`: {key} is a coordinate; a coordinate cannot be prescribed as an input")
+            try:
+                values[key] = sm.sympify(value)
+            except (sm.SympifyError, TypeError) as exc:
+                raise ValueError(f"`inputs`: the value of {key} must be a sympy expression in t; got {value!r}") from exc
+
+        def put(expr):
+            if expr is None:
+                return None
+            expr = sm.sympify(expr)
+            rates = {d: values[d.expr].diff(*d.variables) for d in expr.atoms(sm.Derivative) if d.expr in values}
+            return expr.xreplace(rates).xreplace(values)
+
+        for key in ("kinetic_energy", "potential_energy", "dissipation"):
+            object.__setattr__(self, key, put(getattr(self, key)))
+        if self.mass_matrix is not None:
+            object.__setattr__(self, "mass_matrix", sm.Matrix(self.mass_matrix).applyfunc(put))
+        for key in ("forces", "nonideal", "holonomic", "nonholonomic"):
+            if getattr(self, key) is not None:
+                object.__setattr__(self, key, [put(e) for e in getattr(self, key)])
+        object.__setattr__(self, "friction", tuple(
+            replace(c, sliding_velocity=put(c.sliding_velocity), coefficient=put(c.coefficient),
+                    static_coefficient=put(c.static_coefficient))
+            if isinstance(c, CoulombFriction) else c
+            for c in self.friction
+        ))
+
+    def _check_inputs(self, q, qd, qdd) -> None:
+        """Refuse, by argument, what would fail later or silently: NaN, foreign functions, misplaced rates."""
+        named = [("kinetic_energy", self.kinetic_energy), ("potential_energy", self.potential_energy),
+                 ("dissipation", self.dissipation)]
+        if self.mass_matrix is not None:
+            named.append(("mass_matrix", sm.Matrix(self.mass_matrix)))
+        for argument in ("forces", "nonideal", "holonomic", "nonholonomic"):
+            values = getattr(self, argument)
+            named += [(f"{argument}[{i}]", e) for i, e in enumerate(values if values is not None else ())]
+        for i, contact in enumerate(self.friction):
+            named += [(f"friction[{i}].{attr}", getattr(contact, attr))
+                      for attr in ("sliding_velocity", "coefficient", "static_coefficient")
+                      if getattr(contact, attr) is not None]
+        coordinates = set(q)
+        for argument, value in named:
+            if value is None:
+                continue
+            expr = sm.sympify(value)
+            if expr.has(sm.nan, sm.zoo, sm.oo, -sm.oo):
+                raise ValueError(f"`{argument}` contains NaN or an infinity ({expr}); every expression must be finite")
+            foreign = sorted({str(f) for f in expr.atoms(AppliedUndef) if f not in coordinates})
+            if foreign:
+                raise ValueError(
+                    f"`{argument}` uses {', '.join(foreign)}, a function of time that is not one of the `coordinates` "
+                    f"({', '.join(map(str, q))}). Add it to `coordinates`, or declare a prescribed input in `inputs`, "
+                    "e.g. inputs={F: F0*sympy.sin(omega*t)} with t = udk_notebooks.model.TIME and "
+                    "parameters={F0: 1.0, omega: 2.0}"
+                )
+            kind = argument.split("[")[0]
+            rates = {"holonomic": list(qd) + list(qdd), "nonholonomic": list(qdd), "kinetic_energy": list(qdd),
+                     "potential_energy": list(qd) + list(qdd), "mass_matrix": list(qd) + list(qdd),
+                     "dissipation": list(qdd), "forces": list(qdd), "nonideal": list(qdd)}.get(kind, [])
+            found = [str(r) for r in rates if expr.has(r)]
+            if found:
+                fix = {"holonomic": "a constraint on velocities is nonholonomic: pass it in `nonholonomic`",
+                       "nonholonomic": "a nonholonomic constraint is psi(q, q', t) = 0, without accelerations",
+                       "kinetic_energy": "T depends on coordinates and velocities only",
+                       "potential_energy": "V depends on coordinates and time only (velocity-dependent forces "
+                                           "go in `forces`)",
+                       "mass_matrix": "M depends on coordinates and time only",
+                       "dissipation": "D depends on coordinates and velocities only",
+                       "forces": "a force depends on coordinates, velocities and time only",
+                       "nonideal": "C depends on coordinates, velocities and time only"}[kind]
+                raise ValueError(f"`{argument}` contains {', '.join(found)}: {fix}")
 
     # -- sizes -------------------------------------------------------------
     @property

@@ -13,6 +13,7 @@ from .simulation import Trajectory
 
 __all__ = [
     "FORCE_STYLES",
+    "METHOD_COLORS",
     "OKABE_ITO",
     "plot_coordinates",
     "plot_drift",
@@ -40,6 +41,18 @@ FORCE_STYLES = {
                      label="nonideal $F^C$ (dotted)"),
 }
 """How the three force terms (2005 paper, Eqs. 9-11) are drawn everywhere: colour, line style and label."""
+
+METHOD_COLORS = {
+    "euler": OKABE_ITO["vermillion"],
+    "rk4": OKABE_ITO["blue"],
+    "DOP853": OKABE_ITO["bluish_green"],
+    "RK45": OKABE_ITO["reddish_purple"],
+    "RK23": OKABE_ITO["sky_blue"],
+    "Radau": OKABE_ITO["orange"],
+    "BDF": OKABE_ITO["yellow"],
+    "LSODA": OKABE_ITO["black"],
+}
+"""One colour per integrator, the same in every figure and explorer (stabilized or not is the line style)."""
 
 
 def _axes(ax):
@@ -74,7 +87,8 @@ def plot_drift(trajectory: Trajectory, ax=None, *, label: str | None = None, lev
     else:
         level = "position"
     worst = np.abs(residual).max(axis=1) if residual.shape[1] else np.zeros(len(trajectory.t))
-    ax.semilogy(trajectory.t, np.maximum(worst, 1e-18), label=label or trajectory.method)
+    ax.semilogy(trajectory.t, np.maximum(worst, 1e-18), label=label or trajectory.method,
+                color=METHOD_COLORS.get(trajectory.method))
     ax.set(xlabel="t (s)", ylabel=f"max |{level} residual|", title="constraint drift")
     if label is not None:
         ax.legend(loc="best")

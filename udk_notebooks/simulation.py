@@ -9,6 +9,7 @@ discontinuous ``sgn(s)`` is never stepped across and cannot chatter.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -16,17 +17,29 @@ from typing import Sequence
 import numpy as np
 from scipy.integrate import cumulative_trapezoid, solve_ivp
 
-from ._checks import as_finite_array
-from .compiled import CompiledModel
+from ._checks import as_finite_array, finite_float
+from .compiled import HOLD_RTOL, CompiledModel
 from ._threads import single_blas_thread
 from .core import Motion
-from .errors import ConstraintViolationError
+from .errors import ConstraintViolationError, SimulationError, StiffnessWarning, UnstableGainError
 from .model import Model
 
-__all__ = ["FIXED_STEP_METHODS", "Trajectory", "project_initial_state", "simulate"]
+__all__ = ["DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "Trajectory", "project_initial_state", "simulate"]
 
 FIXED_STEP_METHODS = ("euler", "rk4")
 ADAPTIVE_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+
+DIVERGENCE_FACTOR = 1e6
+"""A run stops as diverged when it grows this many times past its start (every method).
+
+With ``s = 1 + max|y0|`` the scale of the initial state ``y0 = (q0, q0')``, the
+run stops at the first sample where ``max|y| > DIVERGENCE_FACTOR s`` or where
+a constraint residual (``phi``, ``phi'``, ``psi``) exceeds
+``DIVERGENCE_FACTOR s^2`` (residuals are typically quadratic in the state), or
+where a number stops being finite. The samples up to there are returned, and
+the :class:`Trajectory` says that the run diverged, when and why
+(``status``, ``stop_time``, ``stop_reason``).
+"""
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +88,14 @@ class Trajectory:
     parameters: dict
     method: str
     stabilization: object = None
+    status: str = "ok"
+    stop_time: float | None = None
+    stop_reason: str = ""
+
+    @property
+    def diverged(self) -> bool:  # status "failed" marks the partial run of a SimulationError
+        """True when the run was stopped because it diverged (see :data:`DIVERGENCE_FACTOR`)."""
+        return self.status == "diverged"
 
     @property
     def constraint(self) -> np.ndarray:
@@ -179,6 +200,14 @@ def _euler_step(f, t, y, h):
     return y + h * f(t, y)
 
 
+class _StepFailure(Exception):
+    """The equation of motion failed at ``(t, y)`` inside an integrator (turned into SimulationError)."""
+
+    def __init__(self, t, y, cause):
+        super().__init__(str(cause))
+        self.t, self.y, self.cause = float(t), np.array(y, dtype=float), cause
+
+
 class _Segment:
     """Right-hand side and switching functions for one set of friction modes."""
 
@@ -194,7 +223,10 @@ class _Segment:
         return self.cm.solve_modes(t, q, qd, self.p, self.modes, correction)
 
     def rhs(self, t, y):
-        return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
+        try:
+            return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            raise _StepFailure(t, y, exc) from exc
 
     def switches(self, t, y) -> np.ndarray:
         """Event functions: ``dir * s`` for sliding contacts, ``1 - |ratio|`` for sticking ones; a sign change is a switch."""
@@ -209,7 +241,7 @@ class _Segment:
             else:
                 if ratios is None:
                     ratios = self.motion(t, y)[1]
-                values[i] = 1.0 - abs(ratios[i])
+                values[i] = 1.0 + HOLD_RTOL - abs(ratios[i])  # the same margin as CompiledModel.release
         return values
 
 
@@ -247,6 +279,8 @@ def simulate(
     project: bool = False,
     constraint_tol: float = 1e-9,
     max_switches: int = 1000,
+    allow_unstable: bool = False,
+    check_system: bool = False,
 ) -> Trajectory:
     """Integrate a model's Udwadia-Kalaba equation of motion.
 
@@ -273,7 +307,12 @@ def simulate(
     stabilization : Baumgarte or GainMatrix, optional
         Constraint stabilization added to ``b``
         (:mod:`udk_notebooks.stabilization`). For fixed-step methods the gain
-        is checked against the step first (Beshaw 2014, Theorems 1-2).
+        is checked against the step first (Beshaw 2014, Theorems 1-2) and
+        refused unless its error dynamics decay
+        (:func:`~udk_notebooks.stabilization.check_gain`). That condition is
+        necessary, not sufficient (the error is coupled to the motion):
+        :func:`~udk_notebooks.stabilization.system_stability` judges the whole
+        system, and every run stops when it diverges (below).
     params : dict, optional
         Parameter values by name for this run.
     project : bool, optional
@@ -282,59 +321,180 @@ def simulate(
         Largest constraint residual accepted in the initial state.
     max_switches : int, optional
         Bound on friction stick/slip switches.
+    allow_unstable : bool, optional
+        Run a fixed-step method with a gain whose error dynamics do not decay
+        (spectral radius of ``R(tau E)`` one or more), or that fails
+        ``check_system``, instead of refusing it.
+    check_system : bool, optional
+        Before a stabilized fixed-step run, also judge the whole system
+        (:func:`~udk_notebooks.stabilization.system_stability`: the linearized
+        motion along a reference run, about 80 ms) and refuse the run when its
+        predicted growth exceeds ``GROWTH_TOL``. Off by default for its cost;
+        divergence is detected during every run either way.
 
     Returns
     -------
     Trajectory
+        Sampled at ``t_eval`` (adaptive methods, when given) or at every step.
+        A run that grows past :data:`DIVERGENCE_FACTOR` of its start is stopped
+        there: the trajectory holds the samples before, ``status ==
+        "diverged"``, ``stop_time`` and ``stop_reason`` say when and why.
 
     Raises
     ------
     ConstraintViolationError
         When the initial state violates the constraints (says by how much).
     UnstableGainError
-        When the stabilization gain is unstable for the fixed step.
+        When the stabilization gain is not stable for the fixed step and
+        ``allow_unstable`` is false.
     """
     cm = _compiled(model)
-    t0, tf = (float(v) for v in as_finite_array(t_span, "t_span", 1)) if len(t_span) == 2 else (None, None)
-    if t0 is None or not tf > t0:
+    span = as_finite_array(t_span, "t_span", 1)
+    if span.shape != (2,) or not span[1] > span[0]:
         raise ValueError(f"`t_span` must be (t0, tf) with tf > t0; got {t_span!r}")
+    t0, tf = float(span[0]), float(span[1])
     if method not in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
         raise ValueError(f"`method` must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}; got {method!r}")
+    for name, flag in (("project", project), ("allow_unstable", allow_unstable), ("check_system", check_system)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"`{name}` must be True or False; got {flag!r}")
+    constraint_tol = finite_float(constraint_tol, "`constraint_tol`")
+    if constraint_tol < 0:
+        raise ValueError(f"`constraint_tol` must be >= 0; got {constraint_tol!r}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not finite_float(value, f"`{name}`") > 0:
+            raise ValueError(f"`{name}` must be a positive number; got {value!r}")
+    if t_eval is not None:
+        t_eval = as_finite_array(t_eval, "t_eval", 1)
+        if t_eval.size == 0 or np.any(np.diff(t_eval) <= 0) or t_eval[0] < t0 or t_eval[-1] > tf:
+            raise ValueError(f"`t_eval` must be increasing times inside `t_span` = ({t0:g}, {tf:g}); "
+                             f"got {t_eval.size} time(s)" + (f" from {t_eval[0]:g} to {t_eval[-1]:g}" if t_eval.size else ""))
     q, qd = cm.check_state(q0, qd0)
     p = cm.parameters(params)
     if project:
         q, qd = project_initial_state(cm, q, qd, t0, params)
     _check_initial(cm, t0, q, qd, p, constraint_tol)
     if method in FIXED_STEP_METHODS:
-        step = (tf - t0) / 1000 if step is None else float(step)
-        if not (math.isfinite(step) and step > 0):
-            raise ValueError(f"`step` must be a positive number; got {step!r}")
-    if stabilization is not None and method in FIXED_STEP_METHODS:
+        step = (tf - t0) / 1000 if step is None else finite_float(step, "`step`")
+        if not step > 0:
+            raise ValueError(f"`step` must be a positive number of seconds; got {step!r}")
+        _check_memory(cm, (tf - t0) / step, t_eval)
+    if stabilization is not None and method in FIXED_STEP_METHODS and not allow_unstable:
         from .stabilization import check_gain
 
-        check_gain(stabilization, method, step, cm.n_holonomic, cm.n_nonholonomic)
+        check_gain(stabilization, method, step, cm.n_holonomic, cm.n_nonholonomic)  # raises unless bounded
+        if check_system:
+            from .stabilization import system_stability
+
+            report = system_stability(cm, stabilization, method, step, (t0, tf), q, qd, params=params)
+            if not report.accepted:
+                raise UnstableGainError(f"{report}\nPass allow_unstable=True to simulate to run it anyway")
+
+    if stabilization is not None and method in EXPLICIT_ADAPTIVE:
+        _warn_if_stiff(stabilization, cm, method, tf - t0)
 
     y = np.concatenate([q, qd])
     with single_blas_thread():
         modes = cm.friction_modes(t0, q, qd, p)
         y = _stick_velocity(cm, t0, y, p, modes)
-        if method in FIXED_STEP_METHODS:
-            run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches)
-        else:
-            run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization, max_switches)
-        return _sample(cm, p, *run, method, stabilization)
+        limit = DIVERGENCE_FACTOR * (1.0 + float(np.abs(y).max(initial=0.0)))
+        record = ([], [], [])  # the samples so far, kept for the error of a run that fails part-way
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is stopped below, not warned about
+            try:
+                if method in FIXED_STEP_METHODS:
+                    run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches,
+                                           limit, t_eval, record)
+                else:
+                    run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization,
+                                              max_switches, limit, record)
+            except _StepFailure as failure:
+                raise _failed_run(cm, p, record, failure, method, stabilization, limit) from failure.cause
+            return _sample(cm, p, *run, method, stabilization, limit)
 
 
-def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches):
+def _failed_run(cm, p, record, failure, method, stab, limit) -> SimulationError:
+    """The error of a run that failed at ``failure.t``, with the trajectory of the samples before it."""
+    before = [k for k, t in enumerate(record[0]) if t < failure.t]  # a sample at the failing state cannot be evaluated
+    times, states, log = ([seq[k] for k in before] for seq in record)
+    partial = None
+    if times:
+        try:
+            arrays = _ordered(times, states, log)
+            partial = _sample(cm, p, *arrays, (failure.t, str(failure.cause)), method, stab, limit)
+            partial = dataclasses.replace(partial, status="failed")
+        except Exception:  # the samples themselves cannot be evaluated: report without them
+            partial = None
+    kept = "none" if partial is None else f"{partial.t.size} samples up to t = {partial.t[-1]:.6g}"
+    q, qd = failure.y[: cm.n], failure.y[cm.n:]
+    return SimulationError(
+        f"the run failed at t = {failure.t:.6g} (q = {np.array2string(q, precision=4)}, "
+        f"q' = {np.array2string(qd, precision=4)}): {type(failure.cause).__name__}: {failure.cause}. "
+        f"The samples before are in this error's `.trajectory` ({kept}); a singular configuration "
+        "(constraints that lose rank) is the usual cause",
+        time=failure.t, state=failure.y, trajectory=partial,
+    )
+
+
+EXPLICIT_ADAPTIVE = ("RK45", "RK23", "DOP853")
+STIFF_STEPS = 1e5
+"""An explicit adaptive run whose gains need more steps than this for stability alone gets a StiffnessWarning."""
+
+
+def _warn_if_stiff(stabilization, cm, method: str, duration: float) -> None:
+    """Warn when the gains' fastest decay rate forces an explicit method into tiny steps.
+
+    An explicit method is stable only while ``tau |lambda|`` stays inside its stability
+    region (about 3 on the negative real axis for these methods), so the error dynamics
+    ``e' = E e`` alone need about ``|lambda|_max T / 3`` steps over a run of length ``T``.
+    """
+    import warnings
+
+    E = stabilization.error_matrix(cm.n_holonomic, cm.n_nonholonomic)
+    fastest = float(np.abs(np.linalg.eigvals(E)).max(initial=0.0)) if E.size else 0.0
+    needed = fastest * duration / 3.0
+    if needed > STIFF_STEPS:
+        warnings.warn(
+            f"the stabilization gains make this run stiff: its fastest error mode decays at {fastest:.3g} /s, "
+            f"so `method` = {method!r} needs about {needed:.2g} steps over {duration:g} s for stability alone. "
+            "Use an implicit method (method='Radau' or 'BDF' or 'LSODA') or smaller gains",
+            StiffnessWarning, stacklevel=3)
+
+
+def _runaway(y: np.ndarray, limit: float) -> str:
+    """Why the state ``y`` counts as diverged, or ``""``."""
+    if not np.all(np.isfinite(y)):
+        return "the state stopped being finite"
+    largest = float(np.abs(y).max(initial=0.0))
+    if largest > limit:
+        return f"the state grew to {largest:.3g}, past {DIVERGENCE_FACTOR:g} times its start (DIVERGENCE_FACTOR)"
+    return ""
+
+
+def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, limit, t_eval=None, record=None):
+    """Steps of equal length from t0 to tf (landing on every ``t_eval`` time, which alone are kept, if given)."""
     stepper = _rk4_step if method == "rk4" else _euler_step
     count = max(1, int(round((tf - t0) / h)))
-    grid = t0 + (tf - t0) * np.arange(count + 1) / count
-    times, states, log = [t0], [y], [modes]
+    if t_eval is None:
+        grid, keep = (lambda k: t0 + (tf - t0) * k / count), None  # computed on the fly: no array of every step
+        total = count
+    else:
+        uniform = t0 + (tf - t0) * np.arange(count + 1) / count
+        merged = np.union1d(uniform, t_eval)
+        merged = merged[np.concatenate([[True], np.diff(merged) > 1e-12 * max(1.0, abs(tf))])]  # no slivers
+        nearest = np.clip(np.searchsorted(merged, t_eval), 1, merged.size - 1)
+        nearest -= (t_eval - merged[nearest - 1]) < (merged[nearest] - t_eval)  # the closer neighbour
+        keep = np.zeros(merged.size, dtype=bool)
+        keep[nearest] = True
+        grid, total = merged.__getitem__, merged.size - 1
+    first_kept = keep is None or bool(keep[0])
+    times, states, log = record if record is not None else ([], [], [])
+    if first_kept:
+        times.append(t0), states.append(y), log.append(modes)
     t, switches = t0, 0
     seg = _Segment(cm, p, modes, stab)
     k = 1
-    while k <= count:
-        target = grid[k]
+    while k <= total:
+        target = grid(k)
         h_now = target - t
         y_new = stepper(seg.rhs, t, y, h_now)
         fired = np.flatnonzero((seg.switches(t, y) > 0) & (seg.switches(target, y_new) <= 0)) if modes else []
@@ -359,18 +519,43 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches):
             if t >= target - 1e-13 * max(1.0, abs(t)):
                 k += 1
             continue
+        reason = _runaway(y_new, limit)
+        if reason:
+            return np.array(times), np.array(states).reshape(len(times), -1), log, (target, reason)
         t, y = target, y_new
-        if not np.all(np.isfinite(y)):
-            raise FloatingPointError(f"the state became non-finite at t = {t:g}; reduce `step` or check the gains")
-        times.append(t), states.append(y), log.append(modes)
+        if keep is None or keep[k]:
+            times.append(t), states.append(y), log.append(modes)
         k += 1
-    return np.array(times), np.array(states), log
+    return np.array(times), np.array(states).reshape(len(times), -1), log, None
 
 
-def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stab, max_switches):
+MEMORY_LIMIT = 2**30
+"""Bytes a fixed-step run may use for its output; beyond it ``simulate`` asks for ``t_eval`` or a larger step."""
+
+
+def _check_memory(cm, steps: float, t_eval) -> None:
+    """Refuse a fixed-step run whose output would not fit in :data:`MEMORY_LIMIT`, before allocating it."""
+    samples = steps + 1 if t_eval is None else len(t_eval)
+    # per sample: q, q', q'' and three forces (6 n), residuals (m_h + m), energy and four powers
+    per_sample = 8 * (8 * cm.n + cm.n_holonomic + cm.m + 5) + 200  # and the Python lists while stepping
+    need = samples * per_sample
+    if need > MEMORY_LIMIT:
+        raise ValueError(
+            f"`step` gives {steps:.3g} steps, whose output needs about {need / 2**30:.1f} GiB "
+            f"(limit {MEMORY_LIMIT / 2**30:.0f} GiB): pass `t_eval` with the times you want kept "
+            "(the steps still land on them), or take a larger `step`")
+
+
+def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stab, max_switches, limit,
+                        record=None):
     t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
-    times, states, log = [], [], []
+    times, states, log = record if record is not None else ([], [], [])
     t, switches = t0, 0
+
+    def runaway(tt, yy):  # crosses zero, downwards, where the state outgrows the divergence limit
+        return limit - float(np.abs(yy).max(initial=0.0)) if np.all(np.isfinite(yy)) else -1.0
+
+    runaway.terminal, runaway.direction = True, -1
     while True:
         seg = _Segment(cm, p, modes, stab)
         events = []
@@ -380,17 +565,27 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
 
             event.terminal, event.direction = True, -1
             events.append(event)
+        events.append(runaway)
         sub_eval = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= tf)]
-        sol = solve_ivp(seg.rhs, (t, tf), y, method=method, t_eval=sub_eval, rtol=rtol, atol=atol, events=events or None)
+        sol = solve_ivp(seg.rhs, (t, tf), y, method=method, t_eval=sub_eval, rtol=rtol, atol=atol, events=events)
         # solve_ivp returns t as a list when an event ends the run before any t_eval sample.
         sol_t, sol_y = np.asarray(sol.t, dtype=float), np.asarray(sol.y, dtype=float).reshape(y.size, -1)
         if sol.status == -1:
+            reason = _runaway(sol_y[:, -1], limit) if sol_t.size else ""
+            if reason:  # the solver gave up on a state that had already run away
+                times.extend(sol_t[:-1]), states.extend(sol_y.T[:-1]), log.extend([modes] * (sol_t.size - 1))
+                return (*_ordered(times, states, log), (float(sol_t[-1]), reason))
             raise RuntimeError(f"scipy.integrate.solve_ivp failed at t = {sol_t[-1] if sol_t.size else t:g}: {sol.message}")
         keep = sol_t.size - 1 if (sol.status == 1 and t_eval is None) else sol_t.size  # the event point is added below
         times.extend(sol_t[:keep]), states.extend(sol_y.T[:keep]), log.extend([modes] * keep)
         if sol.status != 1:
             break
-        fired = [i for i, te in enumerate(sol.t_events) if te.size]
+        if sol.t_events[-1].size:  # the divergence event ended the run
+            t_stop = float(sol.t_events[-1][0])
+            reason = (f"the state grew past {DIVERGENCE_FACTOR:g} times its start (DIVERGENCE_FACTOR)"
+                      if np.all(np.isfinite(sol.y_events[-1][0])) else "the state stopped being finite")
+            return (*_ordered(times, states, log), (t_stop, reason))
+        fired = [i for i, te in enumerate(sol.t_events[:-1]) if te.size]
         t, y = float(sol.t_events[fired[0]][0]), sol.y_events[fired[0]][0]
         switches += 1
         if switches > max_switches:
@@ -399,11 +594,15 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         y = _stick_velocity(cm, t, y, p, modes)
         # Switching instants are always sampled: the force terms have kinks there.
         times.append(t), states.append(y), log.append(modes)
+    return (*_ordered(times, states, log), None)
+
+
+def _ordered(times, states, log):
     order = np.argsort(np.asarray(times), kind="stable")
-    return np.asarray(times)[order], np.asarray(states)[order], [log[i] for i in order]
+    return np.asarray(times)[order], np.asarray(states).reshape(len(times), -1)[order], [log[i] for i in order]
 
 
-def _sample(cm, p, times, states, modes_log, method, stab) -> Trajectory:
+def _sample(cm, p, times, states, modes_log, stop, method, stab, limit) -> Trajectory:
     n, N = cm.n, len(times)
     out = {k: np.empty((N, n)) for k in ("qdd", "impressed", "ideal", "nonideal")}
     phi = np.empty((N, cm.n_holonomic))
@@ -422,10 +621,23 @@ def _sample(cm, p, times, states, modes_log, method, stab) -> Trajectory:
         power["ideal"][j] = motion.ideal @ qd
         power["nonideal"][j] = motion.nonideal @ qd
         power["explicit_time"][j] = explicit
+    # A residual past its bound ends the run too (it is checked here, on the samples, for free).
+    residual = np.abs(np.concatenate([phi, vel], axis=1)).max(axis=1, initial=0.0) if N else np.zeros(0)
+    scale = limit / DIVERGENCE_FACTOR
+    over = np.flatnonzero(~(residual <= DIVERGENCE_FACTOR * scale**2))
+    keep = N
+    if over.size:
+        keep = int(over[0])
+        stop = (float(times[keep]), f"a constraint residual reached {residual[keep]:.3g}, past "
+                                    f"{DIVERGENCE_FACTOR:g} times the start's scale squared (DIVERGENCE_FACTOR)")
+    status, stop_time, reason = ("ok", None, "") if stop is None else ("diverged", stop[0], stop[1])
+    cut = slice(0, keep)
     return Trajectory(
-        t=np.asarray(times), q=states[:, :n], qd=states[:, n:], **out,
-        position_residual=phi, velocity_residual=vel, energy=energy, power=power,
-        modes=np.array(modes_log, dtype=int).reshape(N, cm.n_friction),
+        t=np.asarray(times)[cut], q=states[cut, :n], qd=states[cut, n:], **{k: v[cut] for k, v in out.items()},
+        position_residual=phi[cut], velocity_residual=vel[cut], energy=energy[cut],
+        power={k: v[cut] for k, v in power.items()},
+        modes=np.array(modes_log, dtype=int).reshape(N, cm.n_friction)[cut],
         coordinate_names=cm.coordinate_names,
         parameters=dict(zip(cm.parameter_names, p.tolist())), method=method, stabilization=stab,
+        status=status, stop_time=stop_time, stop_reason=reason,
     )

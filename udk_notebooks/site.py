@@ -139,6 +139,15 @@ def _render(nb, nav: str, title: str) -> str:
     return _insert_after_body(body.replace("</head>", _STYLE + "</head>", 1), nav)
 
 
+def _link_pages(page: str, names: set[str]) -> str:
+    """Point links to other lesson notebooks (``href="02_x.ipynb#part"``) at their pages on the site."""
+    def swap(match):
+        name, anchor = match.group(2), match.group(3) or ""
+        return f'{match.group(1)}{name[:-len(".ipynb")]}.html{anchor}"' if name in names else match.group(0)
+
+    return re.sub(r'(href=")(?:\./)?([^"/#?]+\.ipynb)(#[^"]*)?"', swap, page)
+
+
 def _insert_after_body(page: str, fragment: str) -> str:
     match = re.search(r"<body[^>]*>", page)
     if match is None:
@@ -211,7 +220,8 @@ def build_site(
         started = time.monotonic()
         nb = _execute(lesson.notebook, timeout)
         page = out / lesson.page
-        page.write_text(_render(nb, _nav(lessons, index, binder_repo), lesson.title), encoding="utf-8")
+        html_page = _render(nb, _nav(lessons, index, binder_repo), lesson.title)
+        page.write_text(_link_pages(html_page, {path.name for path in notebooks}), encoding="utf-8")
         written.append(page)
         log(f"{page} ({time.monotonic() - started:.1f} s)")
     return written

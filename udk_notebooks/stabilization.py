@@ -36,14 +36,21 @@ from ._checks import as_finite_array
 from .errors import UnstableGainError
 
 __all__ = [
+    "DRIFT_BOUND",
+    "GROWTH_TOL",
     "METHODS",
     "Baumgarte",
     "GainMatrix",
+    "Linearization",
     "StabilityReport",
+    "SystemStabilityReport",
     "amplification_matrix",
     "check_gain",
+    "jacobian",
+    "linearize",
     "stability",
     "stable_gain_interval",
+    "system_stability",
 ]
 
 METHODS = ("euler", "rk4")
@@ -361,14 +368,43 @@ def stable_gain_interval(method: str, step: float) -> tuple[float, float]:
     return 0.0, _scalar_bound(method) / step
 
 
-NEUTRAL_RTOL = 1e-12
-"""Spectral radii up to ``1 + NEUTRAL_RTOL`` count as neutral (not amplifying) in :func:`check_gain`."""
+def _gain_name(stabilization) -> str:
+    if isinstance(stabilization, Baumgarte):
+        b = stabilization
+        return f"Baumgarte(alpha={b.alpha:g}, beta={b.beta:g}, gamma={b.gamma:g})"
+    return f"GainMatrix K with eigenvalues {np.array2string(np.linalg.eigvals(stabilization.K), precision=4)}"
+
+
+def _largest_stable_step(method: str, step: float, E: np.ndarray) -> tuple[float, float] | None:
+    """``(tau_max, example)``: the boundary of the stable steps below ``step`` and a binary fraction of ``step`` below it.
+
+    ``example`` is ``step / 2**j`` for the smallest ``j`` with a bounded
+    ``R(tau E)``; ``tau_max`` is the boundary between ``example`` and
+    ``2 * example``, found by bisection. None when no step down to
+    ``step / 2**40`` is stable (an eigenvalue of ``E`` with real part >= 0).
+    """
+    j = next((j for j in range(1, 41) if stability(method, step / 2**j, E).bounded), None)
+    if j is None:
+        return None
+    lo, hi = step / 2**j, step / 2 ** (j - 1)
+    for _ in range(60):
+        if hi - lo <= 1e-12 * hi:
+            break
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if stability(method, mid, E).bounded else (lo, mid)
+    return lo, step / 2**j
 
 
 def check_gain(
     stabilization, method: str, step: float, n_holonomic: int, n_nonholonomic: int
 ) -> StabilityReport | None:
-    """Report on a stabilization, or raise when it makes the drift grow.
+    """Report on a stabilization's error dynamics, or raise when they do not decay.
+
+    This is the condition on the constraint error alone (Beshaw 2014,
+    Eqs. 18-19, 22, 27 and Theorems 1-2): the spectral radius of ``R(tau E)``
+    must be below one. It is necessary, not sufficient: the error is coupled
+    to the motion, which the step may amplify too; :func:`system_stability`
+    judges the whole stabilized system.
 
     Parameters
     ----------
@@ -385,14 +421,18 @@ def check_gain(
     Returns
     -------
     StabilityReport or None
-        The report when no error mode grows (spectral radius at most one:
-        rows with a zero gain keep their drift); ``None`` when not checked.
+        The report when ``bounded`` (spectral radius below one); ``None`` when
+        not checked.
 
     Raises
     ------
     UnstableGainError
-        When the spectral radius of ``R(tau E)`` exceeds one; the message gives the
-        stable range of a scalar gain for this step and a smaller step that works.
+        When the spectral radius of ``R(tau E)`` is one or more (``bounded`` is
+        false), so the drift is not pulled back: a radius above one amplifies
+        it, a radius of one (a zero gain, or ``alpha = beta = 1 / tau`` for
+        Euler, a defective eigenvalue of ``R``) lets it grow like a power of
+        the step count. The message gives the stable range of a scalar gain for
+        this step and the largest stable step, with an example below it.
     ValueError
         For a bad argument, or ``"Euler"``/``"RK4"`` spelled in another case.
     """
@@ -400,31 +440,486 @@ def check_gain(
         return None
     if method not in METHODS:
         raise ValueError(f"`method` names are lower case: use {method.lower()!r}, not {method!r}")
-    if not isinstance(stabilization, (Baumgarte, GainMatrix)):
-        raise ValueError(f"`stabilization` must be a Baumgarte, a GainMatrix or None; got {stabilization!r}")
+    _check_stabilization(stabilization)
     step = _check_step(step)
     E = stabilization.error_matrix(n_holonomic, n_nonholonomic)
     report = stability(method, step, E)
-    if report.spectral_radius <= 1.0 + NEUTRAL_RTOL:
-        # Below one the drift decays; at one (a zero gain on some rows) it is left as it is:
-        # only a gain that amplifies the error is refused.
+    if report.bounded:
         return report
-    if isinstance(stabilization, Baumgarte):
-        b = stabilization
-        gain = f"Baumgarte(alpha={b.alpha:g}, beta={b.beta:g}, gamma={b.gamma:g})"
-    else:
-        gain = f"GainMatrix K with eigenvalues {np.array2string(np.linalg.eigvals(E), precision=4)}"
     hi = stable_gain_interval(method, step)[1]
     if isinstance(stabilization, GainMatrix):
         advice = f"scale K so that each real eigenvalue lies in (-{hi:.6g}, 0)"
     else:
         advice = f"use alpha = beta (critical damping) and gamma each in (0, {hi:.6g})"
-    smaller = next((step / 2**j for j in range(1, 41) if stability(method, step / 2**j, E).bounded), None)
-    fix = (f"or halve the step to {smaller!r}" if smaller is not None else
-           "no smaller step helps: the error matrix has an eigenvalue with real part >= 0, "
-           "so make every gain positive (every eigenvalue of the error matrix in the left half-plane)")
+    found = _largest_stable_step(method, step, E)
+    if found is None:
+        fix = ("no smaller step helps: the error matrix has an eigenvalue with real part >= 0, "
+               "so make every gain positive (every eigenvalue of the error matrix in the left half-plane)")
+    else:
+        tau_max, example = found
+        fix = (f"or take a step below {tau_max:.6g}, for example {example!r} "
+               f"(the step divided by {round(step / example)})")
+    relation = "> 1, so the drift grows" if report.spectral_radius > 1.0 else "= 1, so the drift is not pulled back"
     raise UnstableGainError(
-        f"{gain} is unstable with method={method!r} and step={step!r}: the constraint error's "
-        f"amplification matrix has spectral radius {report.spectral_radius:.6g} > 1, so the drift grows. "
-        f"For this step a scalar gain K = -k is stable only for 0 < k < {hi:.6g}; {advice}; {fix}"
+        f"{_gain_name(stabilization)} is unstable with method={method!r} and step={step!r}: the constraint "
+        f"error's amplification matrix has spectral radius {report.spectral_radius:.6g} {relation}. "
+        f"For this step a scalar gain K = -k is stable only for 0 < k < {hi:.6g}; {advice}; {fix}. "
+        "Pass allow_unstable=True to simulate to run it anyway"
     )
+
+
+def _check_stabilization(stabilization):
+    if not isinstance(stabilization, (Baumgarte, GainMatrix)):
+        raise ValueError(f"`stabilization` must be a Baumgarte or a GainMatrix; got {stabilization!r}")
+
+
+# --- the whole stabilized system ------------------------------------------------------------
+
+SAMPLES = 21
+"""Linearization points of :func:`linearize`: the initial state and 20 more, equally spaced in time."""
+
+GROWTH_TOL = 2.0
+"""Largest predicted growth of the state over the run's horizon that :func:`system_stability` accepts.
+
+A linear prediction is only a prediction, and the test systems show why the
+allowance must be small: Euler on the Cartesian pendulum released at 1 rad
+(step 0.01, Baumgarte ``alpha = beta = 5``) is predicted to grow by 3.3 in
+20 s; the extra energy carries the bob over the top, the speed and with it
+the growth per step keep rising, and the run overflows. Below a total growth
+of two, the runs of ``tests/test_stabilization.py`` stay on their
+constraints (see :data:`DRIFT_BOUND`).
+"""
+
+DRIFT_BOUND = 1.0
+"""Drift that accepted runs of the Cartesian pendulum stay below, in units of ``l^2``: bounded, not accurate.
+
+Accepted means both checks of :func:`system_stability` pass; then the drift
+``|phi|``, ``phi = x^2 + y^2 - l^2``, stays below ``l^2`` (checked in
+``tests/test_divergence.py`` over the step and gain grid of lesson 2's explorer
+and by hypothesis over random gains, steps and release angles). The checks are
+about growth, not accuracy: with a weak gain Euler's small energy gain per step
+keeps feeding the drift, and the worst accepted runs seen reach about
+``0.3 l^2`` (``alpha = 4, beta = 1``, step 0.008 s). A smaller drift needs a
+smaller step or a stronger gain. A measured property, not a theorem.
+"""
+
+REFERENCE_RTOL = 1e-6
+"""Relative tolerance of the reference run along which :func:`linearize` linearizes."""
+
+
+def _compiled(model):
+    from .compiled import CompiledModel
+    from .model import Model
+
+    if isinstance(model, Model):
+        return model.compile()
+    if isinstance(model, CompiledModel):
+        return model
+    raise ValueError(f"`model` must be a Model or a CompiledModel; got {type(model).__name__}")
+
+
+def _right_hand_side(cm, p, stabilization, modes):
+    """``f(t, y)`` of ``y = (q, q')`` with the stabilization's correction in ``b`` (as in ``simulate``)."""
+    n = cm.n
+
+    def f(t, y):
+        q, qd = y[:n], y[n:]
+        correction = None if stabilization is None else stabilization.correction(*cm.residuals(t, q, qd, p))
+        return np.concatenate([qd, cm.solve_modes(t, q, qd, p, modes, correction)[0].qdd])
+
+    return f
+
+
+def _difference_jacobian(g, y: np.ndarray) -> np.ndarray:
+    """Central differences of ``g`` at ``y``, relative steps ``eps^(1/3)`` (error ``O(eps^(2/3))``)."""
+    h = np.finfo(float).eps ** (1 / 3) * np.maximum(1.0, np.abs(y))
+    columns = []
+    for j in range(y.size):
+        up, down = y.copy(), y.copy()
+        up[j] += h[j]
+        down[j] -= h[j]
+        columns.append((np.asarray(g(up)) - np.asarray(g(down))) / (up[j] - down[j]))
+    return np.column_stack(columns) if columns else np.zeros((0, 0))
+
+
+def _state_arguments(model, t, q, qd, stabilization, params):
+    cm = _compiled(model)
+    if stabilization is not None:
+        _check_stabilization(stabilization)
+    q, qd = cm.check_state(q, qd)
+    p = cm.parameters(params)
+    try:
+        t = float(t)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"`t` must be a finite number; got {t!r}") from exc
+    if not math.isfinite(t):
+        raise ValueError(f"`t` must be a finite number; got {t!r}")
+    return cm, t, q, qd, p
+
+
+def jacobian(model, t: float, q: ArrayLike, qd: ArrayLike, *, stabilization=None, params: dict | None = None) -> np.ndarray:
+    """Numerical Jacobian of the first-order right-hand side ``y' = f(t, y)``, ``y = (q, q')``.
+
+    ``f`` is what :func:`udk_notebooks.simulate` integrates: ``q''`` from the
+    Udwadia-Kalaba equation with the stabilization's correction added to
+    ``b`` (friction contacts kept in the modes of this state). Central
+    differences with relative steps ``eps^(1/3)``: ``4 n`` evaluations.
+
+    Parameters
+    ----------
+    model : Model or CompiledModel
+    t : float
+    q, qd : array_like, shape (n,)
+    stabilization : Baumgarte or GainMatrix, optional
+    params : dict, optional
+        Parameter values by name.
+
+    Returns
+    -------
+    ndarray, shape (2 n, 2 n)
+        ``df/dy``; its top right block is the identity.
+    """
+    cm, t, q, qd, p = _state_arguments(model, t, q, qd, stabilization, params)
+    f = _right_hand_side(cm, p, stabilization, cm.friction_modes(t, q, qd, p))
+    return _difference_jacobian(lambda y: f(t, y), np.concatenate([q, qd]))
+
+
+def _growth(method: str, step: float, points: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
+    """Predicted peak log growth during the run, and ``max |R(tau lambda)|`` per linearization point.
+
+    ``points`` has shape (S, k): eigenvalues at S points, point ``s`` standing
+    for ``weights[s]`` steps. The growth is the largest partial product of the
+    factors from the start (not the product over the whole run): an early
+    stretch that amplifies by 5 is not undone by a later one that damps, since
+    by then the run has left the reference it was linearized along.
+    """
+    factors = np.abs(_polynomial(method, step * points.ravel())).reshape(points.shape)
+    radius = factors.max(axis=1, initial=0.0)
+    partial = np.cumsum(weights * np.log(np.maximum(radius, 1e-300)))
+    return float(partial.max(initial=0.0)), radius
+
+
+@dataclass(frozen=True, eq=False)
+class Linearization:
+    """The stabilized system linearized along a reference run (see :func:`linearize`).
+
+    Attributes
+    ----------
+    stabilization : Baumgarte or GainMatrix
+    error_matrix : ndarray, shape (k, k)
+        ``E`` of the error dynamics ``e' = E e`` (Beshaw 2014, Eq. 19).
+    times : ndarray, shape (S,)
+        Linearization times; ``times[0]`` is the initial time.
+    eigenvalues : ndarray of complex, shape (S, 2 n)
+        Eigenvalues of ``df/dy`` at each point, motion modes first.
+    n_motion : int
+        How many eigenvalues per point belong to the motion: ``2 n - m_h - m``,
+        those whose eigenvectors change the constraint residuals least.
+    t_span : tuple of float
+        The horizon of the run.
+    """
+
+    stabilization: object
+    error_matrix: np.ndarray
+    times: np.ndarray
+    eigenvalues: np.ndarray
+    n_motion: int
+    t_span: tuple
+
+    @property
+    def motion_eigenvalues(self) -> np.ndarray:
+        """Eigenvalues of the motion modes, shape (S, n_motion)."""
+        return self.eigenvalues[:, : self.n_motion]
+
+    def report(self, method: str, step: float, growth_tol: float = GROWTH_TOL) -> "SystemStabilityReport":
+        """Judge a fixed-step run with ``method`` and ``step`` (see :func:`system_stability`)."""
+        method, step = _check_method(method), _check_step(step)
+        growth_tol = float(growth_tol)
+        if not (math.isfinite(growth_tol) and growth_tol >= 1.0):
+            raise ValueError(f"`growth_tol` must be a finite number >= 1 (a growth factor); got {growth_tol!r}")
+        t0, tf = self.t_span
+        n_steps = max(1, int(round((tf - t0) / step)))
+        error = stability(method, step, self.error_matrix)
+        log_motion, radii = self._log_growth(method, step, n_steps)
+        log_error = n_steps * math.log(max(error.spectral_radius, 1e-300))
+        log_state = max(log_motion, log_error)
+        # Each step's fresh constraint error is quadratic in the velocities (b is), so a motion that
+        # grows by G feeds the drift G^2 more; the error dynamics multiply on top when they amplify.
+        log_drift = 2.0 * max(log_motion, 0.0) + max(log_error, 0.0)
+        failed = []
+        if not error.bounded:
+            failed.append("error dynamics")
+        if log_state > math.log(growth_tol):
+            failed.append("whole system")
+        worst = int(np.argmax(radii))
+        suggested = None
+        if failed:
+            for j in range(1, 41):
+                tau = step / 2**j
+                n_tau = max(1, int(round((tf - t0) / tau)))
+                if not stability(method, tau, self.error_matrix).bounded:
+                    continue
+                log_tau = max(self._log_growth(method, tau, n_tau)[0],
+                              n_tau * math.log(max(stability(method, tau, self.error_matrix).spectral_radius, 1e-300)))
+                if log_tau <= math.log(growth_tol):
+                    suggested = tau
+                    break
+        return SystemStabilityReport(
+            method=method, step=step, t_span=(t0, tf), n_steps=n_steps, stabilization=self.stabilization,
+            error=error, eigenvalues=self.eigenvalues[0].copy(), n_motion=self.n_motion,
+            spectral_radius=float(radii[worst]), worst_time=float(self.times[worst]),
+            state_growth=math.exp(min(log_state, 700.0)), drift_growth=math.exp(min(log_drift, 700.0)),
+            growth_tol=growth_tol, failed=tuple(failed), suggested_step=suggested,
+        )
+
+    def _log_growth(self, method, step, n_steps):
+        weights = np.full(self.times.size, n_steps / self.times.size)
+        return _growth(method, step, self.motion_eigenvalues, weights)
+
+
+def linearize(
+    model, stabilization, t_span, q0: ArrayLike, qd0: ArrayLike, *, params: dict | None = None, samples: int = SAMPLES
+) -> Linearization:
+    """Linearize the stabilized system at the initial state and along an accurate reference run.
+
+    The reference is the stabilized system itself, integrated by
+    :func:`scipy.integrate.solve_ivp` (LSODA, ``rtol = REFERENCE_RTOL``): it
+    stays near the exact motion, which is what a good fixed-step run follows.
+    At ``samples`` equally spaced times the Jacobian of ``y' = f(t, y)``
+    (:func:`jacobian`) is computed and its eigenvalues split into
+
+    * constraint-error modes: the ``m_h + m`` eigenvectors that change the
+      residuals ``(phi, phi', psi)`` most. Along the exact flow these modes
+      obey ``e' = E e`` exactly, so the report judges them by ``E`` (their
+      frozen eigenvalues carry the rotation of the coordinates, an artifact
+      of freezing a moving point);
+    * motion modes: the rest, the linearized motion along the constraints.
+
+    Parameters
+    ----------
+    model : Model or CompiledModel
+    stabilization : Baumgarte or GainMatrix
+    t_span : (float, float)
+        Start and end time of the run.
+    q0, qd0 : array_like, shape (n,)
+        Initial state.
+    params : dict, optional
+        Parameter values by name.
+    samples : int, optional
+        Number of linearization points; 1 linearizes at the initial state only
+        (no reference run).
+
+    Returns
+    -------
+    Linearization
+        If the reference run fails early, the points it reached.
+    """
+    from scipy.integrate import solve_ivp
+
+    from ._threads import single_blas_thread
+
+    span = as_finite_array(t_span, "t_span", 1)
+    if span.shape != (2,) or not span[1] > span[0]:
+        raise ValueError(f"`t_span` must be (t0, tf) with tf > t0; got {t_span!r}")
+    t0, tf = float(span[0]), float(span[1])
+    if stabilization is None:
+        raise ValueError("`stabilization` must be a Baumgarte or a GainMatrix: without one nothing is stabilized "
+                         "and the constraint error is neutral (plain A q'' = b)")
+    cm, t0, q, qd, p = _state_arguments(model, t0, q0, qd0, stabilization, params)
+    if isinstance(samples, bool) or not isinstance(samples, Integral) or samples < 1:
+        raise ValueError(f"`samples` must be a positive integer (linearization points); got {samples!r}")
+    E = stabilization.error_matrix(cm.n_holonomic, cm.n_nonholonomic)
+    modes = cm.friction_modes(t0, q, qd, p)
+    f = _right_hand_side(cm, p, stabilization, modes)
+    n = cm.n
+    n_motion = max(0, 2 * n - cm.n_holonomic - cm.m)
+    y0 = np.concatenate([q, qd])
+    times = np.linspace(t0, tf, samples)
+    with single_blas_thread():
+        if samples > 1:
+            sol = solve_ivp(f, (t0, tf), y0, method="LSODA", t_eval=times, rtol=REFERENCE_RTOL,
+                            atol=REFERENCE_RTOL * 1e-3 * max(1.0, float(np.abs(y0).max())))
+            times, states = np.asarray(sol.t, dtype=float), np.asarray(sol.y, dtype=float).T
+            if times.size == 0:
+                times, states = np.array([t0]), y0[None, :]
+        else:
+            states = y0[None, :]
+        eigenvalues = np.empty((times.size, 2 * n), dtype=complex)
+        for s, (t, y) in enumerate(zip(times, states)):
+            J = _difference_jacobian(lambda v: f(t, v), y)
+            lam, vectors = np.linalg.eig(J)
+            D = _difference_jacobian(lambda v: np.concatenate(cm.residuals(t, v[:n], v[n:], p)), y)
+            leverage = np.linalg.norm(D @ vectors, axis=0) if D.size else np.zeros(lam.size)
+            eigenvalues[s] = lam[np.argsort(leverage, kind="stable")]
+    return Linearization(stabilization, E, times, eigenvalues, n_motion, (t0, tf))
+
+
+@dataclass(frozen=True, eq=False)
+class SystemStabilityReport:
+    """Two verdicts on a fixed-step run of a stabilized system, and the growth they predict.
+
+    The constraint-error check is Beshaw's (2014, Theorems 1-2): the
+    spectral radius of ``R(tau E)`` below one. The whole-system check asks
+    that ``tau lambda`` of the motion modes of the linearized right-hand side
+    (:func:`linearize`) keep the predicted growth of the state over the run
+    below ``growth_tol``. For Euler no oscillation is ever inside the
+    stability disk: an undamped mode ``+-i omega`` grows by
+    ``sqrt(1 + omega^2 tau^2)`` per step, so the verdict is a growth factor
+    over the horizon, not a yes/no.
+
+    Attributes
+    ----------
+    method : str
+    step : float
+    t_span : tuple of float
+    n_steps : int
+    stabilization : Baumgarte or GainMatrix
+    error : StabilityReport
+        The constraint-error check (``error.bounded``).
+    eigenvalues : ndarray of complex, shape (2 n,)
+        Eigenvalues of ``df/dy`` at the initial state, motion modes first.
+    n_motion : int
+        Number of motion modes among ``eigenvalues``.
+    spectral_radius : float
+        Largest ``|R(tau lambda)|`` over the motion modes, over all
+        linearization points.
+    worst_time : float
+        Where that largest factor was found.
+    state_growth : float
+        Predicted growth of the state over the run: the product over the
+        steps of the largest ``|R(tau lambda)|`` at the nearest linearization
+        point (motion modes), or of the constraint error's spectral radius when
+        that is larger (capped at ``exp(700)``).
+    drift_growth : float
+        Predicted growth of the drift's level: ``state_growth^2`` (the fresh
+        error of each step is quadratic in the velocities), times the
+        amplification of the error dynamics when they amplify.
+    growth_tol : float
+        The allowed ``state_growth`` (default :data:`GROWTH_TOL`).
+    failed : tuple of str
+        ``"error dynamics"`` and/or ``"whole system"``; empty when accepted.
+    suggested_step : float or None
+        The largest ``step / 2**j`` that passes both checks, when one failed.
+    """
+
+    method: str
+    step: float
+    t_span: tuple
+    n_steps: int
+    stabilization: object
+    error: StabilityReport
+    eigenvalues: np.ndarray
+    n_motion: int
+    spectral_radius: float
+    worst_time: float
+    state_growth: float
+    drift_growth: float
+    growth_tol: float
+    failed: tuple
+    suggested_step: float | None
+
+    @property
+    def accepted(self) -> bool:
+        """Both checks pass."""
+        return not self.failed
+
+    def summary(self) -> list[str]:
+        """The report as short lines for a figure (method, both checks, verdict)."""
+        name = {"euler": "Euler", "rk4": "RK4"}[self.method]
+        mark = {True: "passed", False: "FAILED"}
+        return [
+            f"{name}, step {self.step:g} s, {self.t_span[1] - self.t_span[0]:g} s:",
+            f"error dynamics: radius {self.error.spectral_radius:.3g} {mark[self.error.bounded]}",
+            f"whole system: growth x{_factor(self.state_growth)} "
+            f"(allowed x{self.growth_tol:g}) {mark['whole system' not in self.failed]}",
+        ]
+
+    def __str__(self) -> str:
+        name = {"euler": "Euler", "rk4": "RK4"}[self.method]
+        t0, tf = self.t_span
+        gain = _gain_name(self.stabilization)
+        verdict = "ACCEPTED" if self.accepted else f"REFUSED ({' and '.join(self.failed)} failed)"
+        lines = [
+            f"{name} with step {self.step:g} s over {tf - t0:g} s ({self.n_steps} steps), {gain}: {verdict}",
+            f"  1. constraint-error dynamics e' = E e (Beshaw, Theorems 1-2): spectral radius of R(tau E) "
+            f"{self.error.spectral_radius:.4g}, norm {self.error.norm:.4g} -> "
+            f"{'decays' if self.error.bounded else 'does not decay'}",
+            f"  2. whole system y' = f(t, y): largest |R(tau lambda)| of the motion {self.spectral_radius:.6g} "
+            f"per step (at t = {self.worst_time:.3g} s)",
+            f"     predicted growth over the run: state x{_factor(self.state_growth)}, drift "
+            f"x{_factor(self.drift_growth)} (allowed: state x{self.growth_tol:g}) -> "
+            f"{'passed' if 'whole system' not in self.failed else 'failed'}",
+        ]
+        if self.suggested_step is not None:
+            lines.append(f"  A step of {self.suggested_step:g} s passes both checks.")
+        elif self.failed:
+            lines.append("  No step down to 1/2^40 of this one passes both checks.")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"SystemStabilityReport(method={self.method!r}, step={self.step!r}, accepted={self.accepted}, "
+                f"failed={self.failed!r}, error_radius={self.error.spectral_radius:.4g}, "
+                f"state_growth={self.state_growth:.4g}, drift_growth={self.drift_growth:.4g}, "
+                f"growth_tol={self.growth_tol:g})")
+
+
+def _factor(value: float) -> str:
+    return f"{value:.3g}" if value < 1e4 else f"{value:.1e}"
+
+
+def system_stability(
+    model,
+    stabilization,
+    method: str,
+    step: float,
+    t_span,
+    q0: ArrayLike,
+    qd0: ArrayLike,
+    *,
+    params: dict | None = None,
+    samples: int = SAMPLES,
+    growth_tol: float = GROWTH_TOL,
+) -> SystemStabilityReport:
+    """Judge a fixed-step run of a stabilized system: the error dynamics and the whole system.
+
+    Two checks, reported apart:
+
+    1. the constraint error alone, ``e' = E e`` with ``R(tau E)`` (Beshaw
+       2014, Eqs. 22 and 27, Theorems 1-2; :func:`check_gain`);
+    2. the whole system: the right-hand side ``y' = f(t, y)`` that
+       :func:`udk_notebooks.simulate` integrates is linearized
+       (:func:`linearize`) and ``R(tau lambda)`` of its motion modes is
+       multiplied over the steps into a predicted growth of the state, which
+       must stay below ``growth_tol``.
+
+    The second check catches what the first cannot: the constraint error is
+    coupled to the motion (each step's fresh error is quadratic in the
+    velocities), and for Euler the motion itself grows.
+
+    Parameters
+    ----------
+    model : Model or CompiledModel
+    stabilization : Baumgarte or GainMatrix
+    method : {"euler", "rk4"}
+    step : float
+        Fixed time step ``tau > 0``.
+    t_span : (float, float)
+        The run's horizon.
+    q0, qd0 : array_like, shape (n,)
+        Initial state.
+    params : dict, optional
+    samples : int, optional
+        Linearization points (1: the initial state only).
+    growth_tol : float, optional
+        Allowed growth of the state over the horizon (default
+        :data:`GROWTH_TOL`).
+
+    Returns
+    -------
+    SystemStabilityReport
+        ``accepted``, ``failed`` and the predicted growth factors; ``str()`` is
+        a readable account.
+    """
+    method, step = _check_method(method), _check_step(step)
+    return linearize(model, stabilization, t_span, q0, qd0, params=params, samples=samples).report(
+        method, step, growth_tol)

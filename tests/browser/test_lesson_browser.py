@@ -69,13 +69,15 @@ ARM_KEY_TIMER_JS = """
                           {once: true, capture: true});
 }
 """
-# Run All stops at a failing cell, so an error output ends the wait too.
+# Every code cell of the notebook on show has run ([n]); Run All stops at a failing cell, so an
+# error output ends the wait too. Scoped to the visible notebook: other tabs may be open.
 ALL_PROMPTS_RUN_JS = """
 (n) => {
-  const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  if (!panel) return false;
+  const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
   if (prompts.length >= n && prompts.every(p => /\\[\\d+\\]/.test(p.textContent))) return 'done';
-  const errors = [...document.querySelectorAll(
-    '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')];
+  const errors = [...panel.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')];
   return errors.some(e => e.textContent.includes('Traceback')) ? 'error' : false;
 }
 """
@@ -154,7 +156,7 @@ def test_lesson_01_runs_and_slider_redraws(lab, lab_page, artifacts_dir: Path):
 
     # Open the lesson and wait for its kernel.
     t0 = time.monotonic()
-    page.goto(lab.page_url(f"lab/tree/{LESSON}"))
+    page.goto(lab.page_url(f"lab/tree/{LESSON}?reset"))  # a fresh workspace: no tab of an earlier test
     statusbar = page.locator("#jp-main-statusbar")
     expect(statusbar).to_contain_text(KERNEL_IDLE, timeout=KERNEL_TIMEOUT_MS)
     t_idle = time.monotonic()

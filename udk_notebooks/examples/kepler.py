@@ -321,10 +321,11 @@ def mechanism(**params: float):
 
     v = _values(params)
     # The orbit r = ell / (1 - epsilon cos theta); an open branch is drawn out to 6 ell.
-    theta = np.linspace(-np.pi, np.pi, 721)
+    # Angles from 0 to 2 pi, so that the part kept (around the perihelion at pi) is one piece.
+    theta = np.linspace(0.0, 2.0 * np.pi, 721)
     radius = orbit_radius(theta, **params)
     keep = np.isfinite(radius) & (radius <= 6.0 * v["ell"])
-    orbit = np.column_stack([radius * np.cos(theta), radius * np.sin(theta)])[keep]
+    orbit = np.column_stack([radius[keep] * np.cos(theta[keep]), radius[keep] * np.sin(theta[keep])])
     return Mechanism(
         joints=[Joint("focus", lambda q, t: (0.0, 0.0), style="pin"), Joint("particle", lambda q, t: q[:2])],
         guides=[Guide(lambda t: orbit, label="orbit")],

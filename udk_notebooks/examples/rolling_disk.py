@@ -318,11 +318,14 @@ def figure3(
         data["residual_" + label] = run.velocity_residual[:, 0]
         data["x_error_" + label] = run.q[:, 0] - exact_state(run.t, q0, qd0)[0][:, 0]
     if ax is not None:
-        styles = {"euler": "-", "euler_gain": "--", "rk4": "-", "rk4_gain": "--"}
+        from ..plotting import METHOD_COLORS  # one colour per integrator; the gain is the line style
+
+        styles = {"euler": "--", "euler_gain": "-", "rk4": "--", "rk4_gain": "-"}
         names = {"euler": "Euler", "euler_gain": "Euler, K", "rk4": "RK4", "rk4_gain": "RK4, K"}
         for label, style in styles.items():
             values = np.abs(data[f"{quantity}_{label}"])
-            ax.semilogy(data["t"], np.where(values > 0, values, np.nan), style, label=names[label])
+            ax.semilogy(data["t"], np.where(values > 0, values, np.nan), style, label=names[label],
+                        color=METHOD_COLORS[label.split("_")[0]])
         ax.set_xlabel("time t")
         ax.set_ylabel(r"$|x' - r\varphi'\sin\theta|$" if quantity == "residual" else r"$|x - x_{exact}|$")
         ax.set_title(f"drift of the x constraint, step {step:g}, K = -{gain:g} I")

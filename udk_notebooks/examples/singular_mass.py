@@ -111,13 +111,15 @@ __all__ = [
 ]
 
 u, w, x, y = dynamicsymbols("u w x y")
-m, g, l, c = sm.symbols("m g l c", real=True)
+m, g, l, c, mA, mB = sm.symbols("m g l c mA mB", real=True)
 
 PARAMETERS = {
     "m": Parameter(m, 1.0, "mass of the bob", (0.1, 5.0)),
     "g": Parameter(g, 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
     "l": Parameter(l, 1.0, "length of the massless bar between the sliders", (0.2, 3.0)),
     "c": Parameter(c, 0.25, "position of the bob on the bar, as a fraction of the way from A to B", (0.05, 0.95)),
+    "mA": Parameter(mA, 0.0, "mass of slider A (0: massless, the example's singular case)", (0.0, 5.0)),
+    "mB": Parameter(mB, 0.0, "mass of slider B (0: massless, the example's singular case)", (0.0, 5.0)),
 }
 
 
@@ -128,6 +130,8 @@ def _values(params: dict) -> dict[str, float]:
             f"`c` must lie strictly between 0 and 1; got {values['c']!r}. At c = 0 or 1 the bob sits on "
             "a slider and [M; A] loses rank where the bar lies along a rail"
         )
+    if values["mA"] < 0 or values["mB"] < 0:
+        raise ValueError(f"slider masses `mA` and `mB` must be >= 0; got {values['mA']!r} and {values['mB']!r}")
     return values
 
 
@@ -137,19 +141,19 @@ def model(**overrides: float) -> Model:
     Parameters
     ----------
     **overrides : float
-        New defaults for ``m``, ``g``, ``l``, ``c`` (see ``PARAMETERS``).
+        New defaults for ``m``, ``g``, ``l``, ``c``, ``mA``, ``mB`` (see ``PARAMETERS``).
 
     Returns
     -------
     Model
-        Coordinates ``(u, w, x, y)``, mass matrix ``diag(0, 0, m, m)`` and three
-        holonomic constraints.
+        Coordinates ``(u, w, x, y)``, mass matrix ``diag(mA, mB, m, m)`` (singular
+        for the default massless sliders) and three holonomic constraints.
     """
     _values(overrides)
     return Model(
         [u, w, x, y],
-        kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
-        potential_energy=m * g * y,
+        kinetic_energy=(mA * u.diff() ** 2 + mB * w.diff() ** 2 + m * (x.diff() ** 2 + y.diff() ** 2)) / 2,
+        potential_energy=m * g * y + mB * g * w,  # slider B rides the vertical rail
         holonomic=[u**2 + w**2 - l**2, x - (1 - c) * u, y - c * w],
         parameters=defaults(PARAMETERS, overrides),
         name="elliptic trammel with massless sliders",
@@ -202,23 +206,34 @@ def angle(q) -> np.ndarray:
     return np.arctan2(q[..., 1], q[..., 0])
 
 
+def _inertia(theta, v: dict):
+    """``J(theta)`` and ``J'(theta)``; slider A moves with ``-l sin(theta) theta'``, B with ``l cos(theta) theta'``."""
+    mass, length, frac, mass_a, mass_b = v["m"], v["l"], v["c"], v["mA"], v["mB"]
+    sin2, cos2 = np.sin(theta) ** 2, np.cos(theta) ** 2
+    inertia = length**2 * (mass * ((1 - frac) ** 2 * sin2 + frac**2 * cos2) + mass_a * sin2 + mass_b * cos2)
+    slope = length**2 * (mass * ((1 - frac) ** 2 - frac**2) + mass_a - mass_b) * np.sin(2 * theta)
+    return inertia, slope
+
+
 def minimal_acceleration(theta, theta_dot, **params: float) -> np.ndarray:
-    """``theta''`` from Lagrange's equation in the single coordinate ``theta`` (see the module docstring)."""
+    """``theta''`` from Lagrange's equation in the single coordinate ``theta`` (see the module docstring).
+
+    With slider masses, ``J`` gains ``l^2 (mA sin^2 + mB cos^2)`` and the weight of
+    slider B adds ``mB g l cos(theta)`` to the gravity term.
+    """
     v = _values(params)
-    mass, length, frac = v["m"], v["l"], v["c"]
     theta = np.asarray(theta, dtype=float)
-    inertia = mass * length**2 * ((1 - frac) ** 2 * np.sin(theta) ** 2 + frac**2 * np.cos(theta) ** 2)
-    slope = mass * length**2 * ((1 - frac) ** 2 - frac**2) * np.sin(2 * theta)
-    return -(slope * np.asarray(theta_dot) ** 2 / 2 + mass * v["g"] * frac * length * np.cos(theta)) / inertia
+    inertia, slope = _inertia(theta, v)
+    weight = (v["m"] * v["c"] + v["mB"]) * v["g"] * v["l"]
+    return -(slope * np.asarray(theta_dot) ** 2 / 2 + weight * np.cos(theta)) / inertia
 
 
 def minimal_energy(theta, theta_dot, **params: float) -> np.ndarray:
-    """``J(theta) theta'^2 / 2 + m g c l sin(theta)``: the conserved energy in the minimal coordinate."""
+    """``J(theta) theta'^2 / 2 + (m c + mB) g l sin(theta)``: the conserved energy in the minimal coordinate."""
     v = _values(params)
-    mass, length, frac = v["m"], v["l"], v["c"]
     theta = np.asarray(theta, dtype=float)
-    inertia = mass * length**2 * ((1 - frac) ** 2 * np.sin(theta) ** 2 + frac**2 * np.cos(theta) ** 2)
-    return inertia * np.asarray(theta_dot) ** 2 / 2 + mass * v["g"] * frac * length * np.sin(theta)
+    inertia, _ = _inertia(theta, v)
+    return inertia * np.asarray(theta_dot) ** 2 / 2 + (v["m"] * v["c"] + v["mB"]) * v["g"] * v["l"] * np.sin(theta)
 
 
 def mechanism(**params: float):

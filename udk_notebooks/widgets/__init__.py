@@ -8,11 +8,25 @@ once (see :mod:`udk_notebooks.widgets.base`). Display one in a notebook cell::
     from udk_notebooks.widgets import InclinedLineExplorer
     InclinedLineExplorer()
 
-The explorers: :class:`InclinedLineExplorer` (the 2005 paper's example, the
-three force terms and their virtual work), :class:`InclineFrictionExplorer`
-(Coulomb friction, stick and slip, the power theorem) and
-:class:`StabilizationExplorer` (constraint drift, Baumgarte gains and the
-stability of Euler and RK4).
+One explorer per catalogue system, all listed in :data:`EXPLORERS`:
+
+=====================  ===================================  ==========================================
+name                   class                                what it shows
+=====================  ===================================  ==========================================
+``inclined_line``      :class:`InclinedLineExplorer`        the 2005 paper's example: three force terms
+``incline_friction``   :class:`InclineFrictionExplorer`     Coulomb friction, stick and slip, power
+``stabilization``      :class:`StabilizationExplorer`       drift, Baumgarte gains, Euler and RK4
+``rolling_disk``       :class:`RollingDiskExplorer`         Beshaw's disk: gain K against drift
+``double_pendulum``    :class:`DoublePendulumExplorer`      joint angles vs Cartesian, pin reactions
+``carriage_pendulum``  :class:`CarriagePendulumExplorer`    driven sprung carriage: phase, power
+``kepler``             :class:`KeplerExplorer`              orbit in, inverse-square force out
+``growing_circle``     :class:`GrowingCircleExplorer`       a moving constraint does work
+``singular_mass``      :class:`SingularMassExplorer`        massless sliders, rank of M, M + A^+ A
+``chain``              :class:`ChainExplorer`               N links: energy, drift, cost per step
+=====================  ===================================  ==========================================
+
+The newer ones share :class:`~udk_notebooks.widgets.system.SystemExplorer`: the
+example's own mechanism drawing (:mod:`udk_notebooks.drawing`) and panels of curves.
 """
 
 from .base import Explorer, ParameterSpec, has_widget_canvas, parameter_table
@@ -20,8 +34,31 @@ from .views import fit_view, nice_step, slider_step
 from .inclined_line import InclinedLineExplorer, InclinedLineResult
 from .incline_friction import InclineFrictionExplorer, InclineFrictionResult
 from .stabilization import StabilizationExplorer, StabilizationResult
+from .system import Curve, Panel, SystemExplorer, SystemRun
+from .rolling_disk import RollingDiskExplorer
+from .double_pendulum import DoublePendulumExplorer
+from .carriage_pendulum import CarriagePendulumExplorer
+from .kepler import KeplerExplorer
+from .growing_circle import GrowingCircleExplorer
+from .singular_mass import SingularMassExplorer
+from .chain import ChainExplorer
+
+EXPLORERS: dict[str, type[Explorer]] = {
+    "inclined_line": InclinedLineExplorer,
+    "incline_friction": InclineFrictionExplorer,
+    "stabilization": StabilizationExplorer,
+    "rolling_disk": RollingDiskExplorer,
+    "double_pendulum": DoublePendulumExplorer,
+    "carriage_pendulum": CarriagePendulumExplorer,
+    "kepler": KeplerExplorer,
+    "growing_circle": GrowingCircleExplorer,
+    "singular_mass": SingularMassExplorer,
+    "chain": ChainExplorer,
+}
+"""Every explorer by short name (the Voila app pages of :mod:`udk_notebooks.app` and the tests use it)."""
 
 __all__ = [
+    "EXPLORERS",
     # base
     "Explorer",
     "ParameterSpec",
@@ -38,4 +75,15 @@ __all__ = [
     "InclineFrictionResult",
     "StabilizationExplorer",
     "StabilizationResult",
+    "SystemExplorer",
+    "SystemRun",
+    "Panel",
+    "Curve",
+    "RollingDiskExplorer",
+    "DoublePendulumExplorer",
+    "CarriagePendulumExplorer",
+    "KeplerExplorer",
+    "GrowingCircleExplorer",
+    "SingularMassExplorer",
+    "ChainExplorer",
 ]

@@ -39,6 +39,8 @@ import base64
 import html
 import io
 import math
+import os
+import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -56,14 +58,17 @@ from .views import fit_aspect_views, fit_view, slider_step
 
 __all__ = ["Explorer", "ParameterSpec", "has_widget_canvas", "parameter_table"]
 
-ParameterSpec = tuple[float, tuple[float, float], str]
-"""``(default, (lo, hi), description)``: one row of an explorer's parameter table."""
+ParameterSpec = tuple[Any, tuple, str]
+"""One row of an explorer's parameter table: ``(default, (lo, hi), description)`` for a
+slider, or ``(default, ("choice", ...), description)`` for a row of buttons (the
+options are strings and ``default`` is one of them)."""
 
 
 def parameter_table(
     parameters: Mapping[str, Any],
     rename: Mapping[str, str] | None = None,
     order: tuple[str, ...] | None = None,
+    units: Mapping[str, str] | None = None,
 ) -> dict[str, ParameterSpec]:
     """An explorer's parameter table from an example's ``PARAMETERS``.
 
@@ -78,19 +83,25 @@ def parameter_table(
     order : tuple of str, optional
         Control names in the order the sliders should appear (default: the
         table's order).
+    units : mapping of str to str, optional
+        SI unit per model parameter name, appended to its description (the
+        slider's tooltip), e.g. ``{"m": "kg"}``.
 
     Returns
     -------
     dict of str to (float, (float, float), str)
     """
-    rename = dict(rename or {})
-    unknown = set(rename) - set(parameters)
-    if unknown:
-        raise ValueError(f"`rename` names unknown parameter(s) {', '.join(sorted(unknown))}")
+    rename, units = dict(rename or {}), dict(units or {})
+    for argument, names in (("rename", rename), ("units", units)):
+        unknown = set(names) - set(parameters)
+        if unknown:
+            raise ValueError(f"`{argument}` names unknown parameter(s) {', '.join(sorted(unknown))}")
     table = {}
     for name, row in parameters.items():
         if hasattr(row, "default"):
             row = (row.default, row.bounds, row.description)
+        if name in units:
+            row = (row[0], row[1], f"{row[2]}, in {units[name]}")
         table[rename.get(name, name)] = _check_row(rename.get(name, name), row)
     if order is not None:
         if sorted(order) != sorted(table):
@@ -101,6 +112,14 @@ def parameter_table(
 
 def _check_row(name: str, row) -> ParameterSpec:
     try:
+        default, options, description = row
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"parameter `{name}` must be (default, (lo, hi), description); got {row!r}") from exc
+    if isinstance(options, (tuple, list)) and options and all(isinstance(o, str) for o in options):
+        if default not in options:
+            raise ValueError(f"parameter `{name}`: the default {default!r} must be one of {', '.join(map(repr, options))}")
+        return default, tuple(options), str(description)
+    try:
         default, (lo, hi), description = row
         default, lo, hi = float(default), float(lo), float(hi)
     except (TypeError, ValueError) as exc:
@@ -108,6 +127,37 @@ def _check_row(name: str, row) -> ParameterSpec:
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and lo <= default <= hi):
         raise ValueError(f"parameter `{name}` needs finite bounds lo < hi around its default; got {row!r}")
     return default, (lo, hi), str(description)
+
+
+def _count(value, name: str, least: int = 1) -> int:
+    """A whole number of at least ``least``, or a ValueError naming the argument."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)) \
+            or not float(value).is_integer() or value < least:
+        raise ValueError(f"`{name}` must be a whole number of at least {least}; got {value!r}")
+    return int(value)
+
+
+_BY_CELL: "weakref.WeakValueDictionary[str, Explorer]" = weakref.WeakValueDictionary()
+"""The explorer each notebook cell built last, by the cell id of the execute request."""
+
+
+def _current_cell_id() -> str | None:
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent() if kernel is not None else None
+        return (parent or {}).get("metadata", {}).get("cellId")
+    except Exception:  # no kernel, or one that does not say: nothing to replace
+        return None
+
+
+def _descendants(widget) -> list:
+    """``widget`` and every widget inside it (children of boxes), innermost first."""
+    found = []
+    for child in getattr(widget, "children", ()):
+        found += _descendants(child)
+    return found + [widget]
 
 
 def _encode_png(rgba: np.ndarray) -> bytes:
@@ -163,6 +213,9 @@ class Explorer:
 
     frames: int = 101
     play_interval: int = 50  # milliseconds between animation frames
+    # Explorers that integrate several runs per update recompute when a slider is released, not while
+    # it is dragged (their target is 250 ms per update instead of 50 ms; benchmarks/explorer_update.py).
+    updates_on_release: bool = False
     # How views follow the data (see fit_view): room added around the data when a view changes,
     # the least distance of the data from the view's ends, the least share of the view it fills.
     view_margin: float = 0.25
@@ -187,12 +240,11 @@ class Explorer:
         clash = set(self.parameters) & set(self.extra) | ({"frame"} & (set(self.parameters) | set(self.extra)))
         if clash:
             raise ValueError(f"control names must be unique and not 'frame'; repeated: {', '.join(sorted(clash))}")
-        self.frames = int(frames if frames is not None else type(self).frames)
-        if self.frames < 1:
-            raise ValueError(f"`frames` must be at least 1; got {frames}")
+        self.frames = _count(frames if frames is not None else type(self).frames, "frames")
         self._result = None
         self._error = ""
         self._hold = False
+        self._closed = False
         self._renderer = None  # the renderer of the last full draw: its pixels are the cached ones
         self._backgrounds = ({}, {})  # per axes: pixels without animated artists, and with the result ones
 
@@ -208,13 +260,13 @@ class Explorer:
             plt.close(figure)
             FigureCanvasAgg(figure)
         if continuous_update is None:
-            continuous_update = self._live_canvas
+            continuous_update = self._live_canvas and not self.updates_on_release
         self._moving = self._collect_animated()
         figure.canvas.mpl_connect("draw_event", self._on_full_draw)
 
         self.controls = {}
-        for name, (default, (lo, hi), description) in {**self.parameters, **self.extra}.items():
-            self.controls[name] = self._make_slider(name, default, lo, hi, description, continuous_update)
+        for name, (default, options, description) in {**self.parameters, **self.extra}.items():
+            self.controls[name] = self._make_control(name, default, options, description, continuous_update)
         frame = widgets.IntSlider(
             value=0, min=0, max=self.frames - 1, step=1, description="frame",
             tooltip="animated instant (0 = start, last = end of the horizon)",
@@ -239,6 +291,7 @@ class Explorer:
         self.view.add_class("udk-explorer-figure")
         self.widget = self._layout(title)
         self._update()
+        self._replace_same_cell()
 
     # -- subclass hooks ------------------------------------------------------
     def make_figure(self) -> Figure:
@@ -307,7 +360,11 @@ class Explorer:
     @property
     def values(self) -> dict[str, float]:
         """Current parameter and extra values by name, as passed to ``compute``."""
-        return {name: float(self.controls[name].value) for name in (*self.parameters, *self.extra)}
+        return {name: self._value(name) for name in (*self.parameters, *self.extra)}
+
+    def _value(self, name: str):
+        value = self.controls[name].value
+        return value if isinstance(value, str) else float(value)
 
     @property
     def frame(self) -> int:
@@ -361,18 +418,84 @@ class Explorer:
         self._update()
         return self
 
+    def animation(self, **options):
+        """A kernel-free animation of the current result (a :class:`~udk_notebooks.drawing.MechanismAnimation`).
+
+        Shown instead of the sliders in a static export (``UDK_STATIC_EXPORT=1``,
+        see :mod:`udk_notebooks.site`). Default: None (no mechanism to animate).
+        """
+        return None
+
+    def close(self) -> None:
+        """Release the explorer: its callbacks, widgets and figure (the object itself stays usable as data).
+
+        Called for the explorer a re-run notebook cell replaces, so that re-running
+        a cell does not pile up live explorers and open figures.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        for name, control in self.controls.items():
+            control.unobserve_all()
+        self._link.unlink()
+        for child in _descendants(self.widget):
+            child.close()
+        plt.close(self._figure)
+        self._backgrounds = ({}, {})
+        self._renderer = None
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
     def _ipython_display_(self):
-        from IPython.display import display
+        from IPython.display import HTML, Image, display
 
+        if os.environ.get("UDK_STATIC_EXPORT") == "1":
+            # A static page has no kernel to drive the sliders: show the figure and, where the
+            # explorer has one, an animation that plays in the page.
+            display(Image(self._static_png()))
+            animation = self.animation() if self._result is not None else None
+            if animation is not None:
+                display(HTML(animation.to_jshtml()))
+            return
         display(self.widget)
+
+    def _static_png(self) -> bytes:
+        buffer = io.BytesIO()
+        self._figure.savefig(buffer, format="png")
+        return buffer.getvalue()
+
+    def _replace_same_cell(self) -> None:
+        """Close the explorer this notebook cell built on its previous run (JupyterLab sends a cell id)."""
+        cell = _current_cell_id()
+        if cell is None:
+            return
+        old = _BY_CELL.get(cell)
+        if old is not None and old is not self:
+            old.close()
+        _BY_CELL[cell] = self
 
     # -- internals -------------------------------------------------------------
     @staticmethod
-    def _make_slider(name, default, lo, hi, description, continuous_update):
+    def _make_control(name, default, options, description, continuous_update):
+        if isinstance(options[0], str):
+            return widgets.ToggleButtons(
+                options=list(options), value=default, description=name, tooltips=[description] * len(options),
+                style={"button_width": "auto"}, layout=widgets.Layout(width="320px"),
+            )
+        lo, hi = options
         step = slider_step(lo, hi)
+        # A slider holds only lo + k step: refine the step until a decimal default (9.81, a paper's value)
+        # is one of them; a default such as pi/6 keeps the coarse step (its value stays exact until moved).
+        for finer in (step, step / 10, step / 100, step / 1000):
+            if abs(lo + round((default - lo) / finer) * finer - default) <= 1e-9 * max(1.0, abs(default)):
+                step = finer
+                break
         decimals = max(0, -int(math.floor(math.log10(step))))
         return widgets.FloatSlider(
             value=default, min=lo, max=hi, step=step, description=name, tooltip=description,
@@ -447,7 +570,7 @@ class Explorer:
 
     def _fail(self, exc: BaseException, values: Mapping[str, float]) -> None:
         self._error = f"{type(exc).__name__}: {exc}"
-        shown = ", ".join(f"{k} = {v:g}" for k, v in values.items())
+        shown = ", ".join(f"{k} = {v}" if isinstance(v, str) else f"{k} = {v:g}" for k, v in values.items())
         keep = "The figure still shows the last good result." if self._result is not None else "Nothing to show yet."
         self.error_area.value = (
             '<div style="color:#b00020; white-space:pre-wrap">'

@@ -30,14 +30,18 @@ from functools import lru_cache
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from ..compiled import CompiledModel
 from ..examples import incline_friction
 from ..simulation import Trajectory, simulate
 from .base import Explorer, parameter_table
+from ..drawing import MechanismView, animate
+from ..plotting import FORCE_STYLES, OKABE_ITO
 from .inclined_line import FORCE_COLORS, FORCE_NAMES, _extent, _padded, _title_keys
+from .system import trust_warning
+
+UNITS = {"m": "kg", "g": "m/s^2", "alpha": "rad", "mu": "1", "mu_s": "1"}
 
 __all__ = ["InclineFrictionExplorer", "InclineFrictionResult", "REGIMES"]
 
@@ -118,13 +122,14 @@ class InclineFrictionExplorer(Explorer):
     'stuck'
     """
 
-    speed: tuple = (5.0, (0.0, 10.0), "initial speed up the slope (m/s)")
-    horizon: tuple = (2.0, (0.2, 5.0), "simulated time span (s)")
+    speed: tuple = (5.0, (0.0, 10.0), "initial speed up the slope, in m/s")
+    horizon: tuple = (2.0, (0.2, 5.0), "simulated time span, in s")
+    drift_limit: float = 1e-6  # a straight incline: the adaptive run keeps it to its tolerance
 
     def __init__(self, *, frames: int | None = None, **kwargs):
         self._drawn = {}
-        self.arrow_scale = 0.0
-        table = parameter_table(incline_friction.PARAMETERS, order=("alpha", "mu", "mu_s", "m", "g"))
+        self._alpha = None
+        table = parameter_table(incline_friction.PARAMETERS, order=("alpha", "mu", "mu_s", "m", "g"), units=UNITS)
         kwargs.setdefault("title", "Block on a rough incline: Coulomb friction as the nonideal force "
                                    "(encyclopedia article 'Udwadia-Kalaba equation'; Udwadia, Kalaba &amp; Fan 2005)")
         extra = {"speed": self.speed, "horizon": self.horizon}
@@ -165,11 +170,33 @@ class InclineFrictionExplorer(Explorer):
         """The force vectors drawn at the current instant (unscaled; arrows are ``arrow_scale`` times these)."""
         return {name: vec.copy() for name, vec in self._drawn.items()}
 
+    @property
+    def arrow_scale(self) -> float:
+        """Metres of arrow per newton in panel (a), fixed for a run."""
+        return self._view.force_scale
+
+    @property
+    def view_of_mechanism(self) -> MechanismView:
+        """The view of panel (a) (its arrows are the drawn forces)."""
+        return self._view
+
+    @property
+    def warning(self) -> str:
+        """Why the run on screen should not be trusted, or ``""``."""
+        return self._warning.get_text() if self._warning.get_visible() else ""
+
+    def animation(self, frames: int = 60, **options):
+        """The block's run as a kernel-free animation (:func:`udk_notebooks.animate`)."""
+        if self.result is None:
+            return None
+        mechanism = incline_friction.mechanism(**self.result.parameters)
+        return animate(self.result.trajectory, mechanism, frames=frames, **options)
+
     # -- figure ----------------------------------------------------------------
     def make_figure(self):
-        fig = plt.figure(figsize=(9.6, 3.3))
+        fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
         ax_block, ax_dist, ax_energy = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.1, 1.1]})
-        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.9, wspace=0.3)
+        fig.subplots_adjust(left=0.07, right=0.99, bottom=0.16, top=0.9, wspace=0.32)
         titles = ("(a) block, forces", "(b) distance $d$", "(c) energy")
         for ax, title in zip((ax_block, ax_dist, ax_energy), titles):
             ax.set_title(title, fontsize=9, y=1.0, pad=4, loc="left")
@@ -177,33 +204,28 @@ class InclineFrictionExplorer(Explorer):
             ax.yaxis.set_major_locator(MaxNLocator(4))
             ax.tick_params(labelsize=8)
         for ax in (ax_dist, ax_energy):
-            ax.set_xlabel("$t$", fontsize=9)
+            ax.set_xlabel("$t$ (s)", fontsize=9)
             ax.xaxis.set_label_coords(0.5, -0.09)
+        ax_dist.set_ylabel("distance up the slope (m)", fontsize=8)
+        ax_energy.set_ylabel("energy (J)", fontsize=8)
 
-        ax_block.set_xlabel("$x$", fontsize=9)
-        ax_block.set_ylabel("$y$", rotation=0, fontsize=9)
+        ax_block.set_xlabel("$x$ (m)", fontsize=9)
+        ax_block.set_ylabel("$y$ (m)", fontsize=9)
         ax_block.xaxis.set_label_coords(0.5, -0.09)
-        ax_block.yaxis.set_label_coords(-0.2, 0.5)
         ax_block.set_aspect("equal", adjustable="box")
         ax_block.axhline(0.0, color="0.85", lw=0.8, zorder=0)
-        self._incline = ax_block.axline((0.0, 0.0), slope=1.0, color="0.55", lw=1.2, zorder=1)
-        self._path, = ax_block.plot([], [], color="0.55", lw=4.0, alpha=0.35, solid_capstyle="butt", zorder=2)
-        self._block = Rectangle((0.0, 0.0), 1.0, 1.0, rotation_point="xy", facecolor="0.8", edgecolor="0.2",
-                                lw=1.0, zorder=3)
-        ax_block.add_patch(self._block)
-        self._quiver = ax_block.quiver(
-            np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), color=[FORCE_COLORS[n] for n in FORCE_NAMES],
-            angles="xy", scale_units="xy", scale=1.0, width=0.012, zorder=5,
-        )
-        _title_keys(ax_block, [("$F^N$", FORCE_COLORS["impressed"]), ("$F^L$", FORCE_COLORS["ideal"]),
-                               ("$F^C$", FORCE_COLORS["nonideal"])])
+        self._view = MechanismView(ax_block, incline_friction.mechanism())
+        _title_keys(ax_block, [(FORCE_STYLES[n]["label"].split()[-2], FORCE_COLORS[n]) for n in FORCE_NAMES])
+        self._warning = ax_block.text(0.5, 0.5, "", transform=ax_block.transAxes, ha="center", va="center",
+                                      fontsize=8, color=OKABE_ITO["vermillion"], zorder=20, visible=False,
+                                      bbox=dict(facecolor="white", edgecolor=OKABE_ITO["vermillion"], alpha=0.9))
 
-        self._dist, = ax_dist.plot([], [], color="C0", lw=2.0)
+        self._dist, = ax_dist.plot([], [], color=OKABE_ITO["blue"], lw=2.0)
         self._exact, = ax_dist.plot([], [], "o", color="k", ms=2.5, zorder=3)
         self._stop, = ax_dist.plot([], [], "D", color=FORCE_COLORS["nonideal"], ms=5, zorder=4)
         self._stop_label = ax_dist.annotate("stop", (0.0, 0.0), xytext=(0, 5), textcoords="offset points",
                                             ha="center", va="bottom", fontsize=8, color=FORCE_COLORS["nonideal"])
-        _title_keys(ax_dist, [("simulated", "C0"), ("exact", "k")])
+        _title_keys(ax_dist, [("simulated", OKABE_ITO["blue"]), ("exact (dots)", "k")])
         self._dist_now = ax_dist.axvline(0.0, color="0.5", lw=1, ls=":")
         self._regime = ax_dist.text(0.04, 0.95, "", transform=ax_dist.transAxes, va="top", fontsize=8,
                                     bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "0.8",
@@ -221,22 +243,21 @@ class InclineFrictionExplorer(Explorer):
 
     def animated_artists(self):
         # The run's artists move with the sliders; the instant's ones also with the frame.
-        run = [self._incline, self._path, self._dist, self._exact, self._stop, self._stop_label, self._energy,
-               self._work]
-        instant = [self._block, self._quiver, self._dist_now, self._regime, self._energy_now, self._books]
+        view_run = self._view.run_artists
+        run = [*view_run, self._dist, self._exact, self._stop, self._stop_label, self._energy, self._work]
+        instant = [a for a in self._view.artists if a not in view_run]
+        instant += [self._warning, self._dist_now, self._regime, self._energy_now, self._books]
         return run, instant
 
     def data_limits(self, result: InclineFrictionResult):
         ax_block, ax_dist, ax_energy = self._axes
         traj = result.trajectory
-        centres = traj.q + self._block_size * self._normal
-        tips = centres[:, None, :] + self.arrow_scale * np.stack([getattr(traj, n) for n in FORCE_NAMES], axis=1)
-        # The block and the tips of every arrow at every instant, and a stretch of the incline around the origin.
-        stretch = 0.5 * self._span * np.array([-self._tangent, self._tangent])
-        points = np.concatenate([traj.q - self._block_size * self._tangent, traj.q + self._block_size * self._tangent,
-                                 centres + self._block_size * self._normal, tips.reshape(-1, 2), stretch])
+        (x0, x1), (y0, y1) = self._view.limits(traj)  # the block and every arrow tip of the run
+        angle = result.parameters["alpha"]
+        # and a stretch of the incline below the start, so that the slope shows even for a short run
+        foot = -0.5 * max(float(np.ptp(result.distance)), 1.0) * np.array([np.cos(angle), np.sin(angle)])
         return {
-            ax_block: (_extent(points[:, 0]), _extent(points[:, 1])),
+            ax_block: ((min(x0, foot[0]), x1), (min(y0, foot[1]), y1)),
             ax_dist: (None, _extent([*result.distance, *result.exact_distance])),
             ax_energy: (None, _padded([result.energy_change, result.friction_work], include_zero=True, top=0.1)),
         }
@@ -245,18 +266,14 @@ class InclineFrictionExplorer(Explorer):
         traj = result.trajectory
         t = traj.t
         angle = result.parameters["alpha"]
-        self._tangent = np.array([np.cos(angle), np.sin(angle)])
-        self._normal = np.array([-np.sin(angle), np.cos(angle)])
-        self._incline.set_slope(float(np.tan(angle)))
-        self._path.set_data(traj.q[:, 0], traj.q[:, 1])
-        span = self._span = max(float(np.ptp(result.distance)), 1.0)
-        self._block_size = 0.12 * span  # half the side of the square block
-        largest = float(np.linalg.norm(np.stack([getattr(traj, n) for n in FORCE_NAMES]), axis=-1).max())
-        # Data units per unit of force, fixed for the whole run; no arrows when every force vanishes (g = 0).
-        self.arrow_scale = 0.4 * span / largest if largest > 1e-12 else 0.0
-        self._block.set_width(2 * self._block_size)
-        self._block.set_height(2 * self._block_size)
-        self._block.set_angle(float(np.degrees(angle)))
+        if angle != self._alpha:
+            self._view.set_mechanism(incline_friction.mechanism(**result.parameters))
+            self._alpha = angle
+        self._view.fit_forces(traj, share=0.4)  # newtons to metres, fixed for the run; none when g = 0
+        self._view.show_trace(traj)
+        warning = trust_warning(traj, self.drift_limit)
+        self._warning.set_text(warning)
+        self._warning.set_visible(bool(warning))
 
         self._dist.set_data(t, result.distance)
         every = max(1, t.size // 30)  # sparse dots, so that the simulated line shows between them
@@ -283,13 +300,8 @@ class InclineFrictionExplorer(Explorer):
     def _draw_instant(self, result: InclineFrictionResult) -> None:
         traj = result.trajectory
         j = self.frame_index(traj.t)
-        forces = result.forces(j)
-        self._drawn = forces
-        centre = traj.q[j] + self._block_size * self._normal
-        self._block.set_xy(traj.q[j] - self._block_size * self._tangent)  # the lower corner; it rotates about it
-        arrows = self.arrow_scale * np.stack([forces[n] for n in FORCE_NAMES])
-        self._quiver.set_offsets(np.tile(centre, (3, 1)))
-        self._quiver.set_UVC(arrows[:, 0], arrows[:, 1])
+        self._drawn = result.forces(j)
+        self._view.show(traj, j)
         now = float(traj.t[j])
         self._dist_now.set_xdata([now, now])
         self._energy_now.set_xdata([now, now])

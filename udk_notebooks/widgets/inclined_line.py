@@ -6,7 +6,9 @@ the simulated ``horizon``. Panels:
 
 (a) the path in the ``(x1, x2)`` plane, the line, the particle at the animated
     instant and the three forces of Eq. (8) acting on it: impressed ``F^N``
-    (Eq. 9), ideal ``F^L`` (Eq. 10) and nonideal ``F^C`` (Eq. 11);
+    (Eq. 9), ideal ``F^L`` (Eq. 10) and nonideal ``F^C`` (Eq. 11), drawn by
+    :class:`~udk_notebooks.drawing.MechanismView` from the example's own
+    description (:func:`~udk_notebooks.examples.inclined_line.mechanism`);
 (b) the accelerations ``x1''`` and ``x2''`` over time;
 (c) the virtual work of each force on the unit virtual displacement ``v``
     (``A v = 0``): the ideal force does none (Eq. 16), the nonideal force does
@@ -15,6 +17,10 @@ the simulated ``horizon``. Panels:
 Every number comes from the package's solver: the model is compiled once and
 each slider move runs :func:`udk_notebooks.simulate` (fixed-step RK4), which
 evaluates the Udwadia-Kalaba equation (Eq. 7) at every step.
+
+The explorer opens at ``slope = 2``: there ``c = (1, 2)`` points along the line,
+so the whole of ``c`` acts, ``F^C = c`` (Eq. 11 with ``M = I``). The paper keeps
+``k`` symbolic; the slider spans ``-3 <= k <= 3``.
 """
 
 from __future__ import annotations
@@ -26,16 +32,22 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator, NullLocator
 
+from .._checks import finite_float
 from ..compiled import CompiledModel
 from ..core import virtual_displacements
+from ..drawing import MechanismView, animate
 from ..examples import inclined_line
+from ..plotting import FORCE_STYLES, OKABE_ITO
 from ..simulation import Trajectory, simulate
-from .base import Explorer, parameter_table
+from .base import Explorer, _count, parameter_table
+from .system import trust_warning
 
 __all__ = ["InclinedLineExplorer", "InclinedLineResult"]
 
 FORCE_NAMES = ("impressed", "ideal", "nonideal")
-FORCE_COLORS = {"impressed": "#1f77b4", "ideal": "#2ca02c", "nonideal": "#d62728"}
+FORCE_COLORS = {name: FORCE_STYLES[name]["color"] for name in FORCE_NAMES}
+UNITS = {"m": "kg", "g": "m/s^2", "k": "1 (rise per run)", "c1": "N", "c2": "N"}
+DEFAULT_SLOPE = 2.0  # c = (1, 2) lies along the line x2 = 2 x1: the whole of c acts (F^C = c)
 
 
 @lru_cache(maxsize=1)
@@ -102,15 +114,20 @@ class InclinedLineExplorer(Explorer):
     """
 
     steps: int = 50
+    drift_limit: float = 1e-6  # the line is linear: RK4 keeps it to rounding, so any visible drift is a fault
     horizon: tuple = (2.0, (0.5, 5.0), "simulated time span, in seconds")
 
     def __init__(self, *, steps: int | None = None, speed: float = 1.0, **kwargs):
-        self.steps = int(steps if steps is not None else type(self).steps)
-        if self.steps < 1:
-            raise ValueError(f"`steps` must be at least 1; got {steps}")
-        self.speed = float(speed)
+        if "frames" in kwargs:
+            raise TypeError("InclinedLineExplorer animates every RK4 step: set `steps` (frames = steps + 1), "
+                            "not `frames`")
+        self.steps = _count(steps if steps is not None else type(self).steps, "steps")
+        self.speed = finite_float(speed, "`speed`")
         self._drawn = {}
-        table = parameter_table(inclined_line.PARAMETERS, rename={"k": "slope"}, order=("m", "slope", "g", "c1", "c2"))
+        self._slope = DEFAULT_SLOPE
+        table = parameter_table(inclined_line.PARAMETERS, rename={"k": "slope"}, order=("m", "slope", "g", "c1", "c2"),
+                                units=UNITS)
+        table["slope"] = (DEFAULT_SLOPE, *table["slope"][1:])
         kwargs.setdefault("title", "Particle on the line slope&middot;x1 &minus; x2 = 0 with a nonideal force "
                                    "(Udwadia, Kalaba &amp; Fan 2005, Sec. 4)")
         super().__init__(self.simulate, table, extra={"horizon": self.horizon}, frames=self.steps + 1, **kwargs)
@@ -141,12 +158,34 @@ class InclinedLineExplorer(Explorer):
         """The force vectors drawn at the current instant (unscaled; arrows are ``arrow_scale`` times these)."""
         return {name: vec.copy() for name, vec in self._drawn.items()}
 
+    @property
+    def arrow_scale(self) -> float:
+        """Metres of arrow per newton in panel (a), fixed for a run."""
+        return self._view.force_scale
+
+    @property
+    def view_of_mechanism(self) -> MechanismView:
+        """The view of panel (a) (its arrows are the drawn forces)."""
+        return self._view
+
+    @property
+    def warning(self) -> str:
+        """Why the run on screen should not be trusted, or ``""``."""
+        return self._warning.get_text() if self._warning.get_visible() else ""
+
+    def animation(self, frames: int = 60, **options):
+        """The current run in the plane as a kernel-free animation (:func:`udk_notebooks.animate`)."""
+        if self.result is None:
+            return None
+        mechanism = inclined_line.mechanism(k=self.result.parameters["k"])
+        return animate(self.result.trajectory, mechanism, frames=frames, **options)
+
     # -- figure ----------------------------------------------------------------
     def make_figure(self):
         # Text is most of a full draw's cost, and updates are blitted (see animated_artists): the
         # titles, ticks and keys are drawn once, the moving artists over them. The keys sit on the
         # title row, outside the data, so that the moving lines never cover them.
-        fig = plt.figure(figsize=(9.6, 3.3))
+        fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
         ax_path, ax_acc, ax_work = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.15, 0.95]})
         fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.9, wspace=0.33)
         for ax, title in zip((ax_path, ax_acc, ax_work), ("(a) path, forces", "(b) accelerations",
@@ -156,37 +195,34 @@ class InclinedLineExplorer(Explorer):
             ax.tick_params(labelsize=8)
 
         ax_path.xaxis.set_major_locator(MaxNLocator(4))
-        ax_path.set_xlabel("$x_1$")
-        ax_path.set_ylabel("$x_2$", rotation=0)
+        ax_path.set_xlabel("$x_1$ (m)")
+        ax_path.set_ylabel("$x_2$ (m)")
         ax_path.xaxis.set_label_coords(0.5, -0.09)
-        ax_path.yaxis.set_label_coords(-0.2, 0.5)
         ax_path.set_aspect("equal", adjustable="box")
-        self._line = ax_path.axline((0.0, 0.0), slope=1.0, color="0.65", lw=1.0, zorder=1)  # spans any view
-        self._path, = ax_path.plot([], [], color="0.2", lw=1.6, zorder=2)
-        self._particle, = ax_path.plot([], [], "o", color="k", ms=6, zorder=4)
-        colors = [FORCE_COLORS[name] for name in FORCE_NAMES]
-        self._quiver = ax_path.quiver(
-            np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), color=colors,
-            angles="xy", scale_units="xy", scale=1.0, width=0.012, zorder=5,
-        )
-        _title_keys(ax_path, [("$F^N$", FORCE_COLORS["impressed"]), ("$F^L$", FORCE_COLORS["ideal"]),
-                              ("$F^C$", FORCE_COLORS["nonideal"])])
-        self._clock = ax_path.text(0.04, 0.95, "", transform=ax_path.transAxes, va="top", fontsize=8)
+        self._view = MechanismView(ax_path, inclined_line.mechanism(k=DEFAULT_SLOPE))
+        _title_keys(ax_path, [(FORCE_STYLES[n]["label"].split()[-2], FORCE_COLORS[n]) for n in FORCE_NAMES])
+        self._warning = ax_path.text(0.5, 0.5, "", transform=ax_path.transAxes, ha="center", va="center",
+                                     fontsize=8, color=OKABE_ITO["vermillion"], zorder=20, visible=False,
+                                     bbox=dict(facecolor="white", edgecolor=OKABE_ITO["vermillion"], alpha=0.9))
 
         ax_acc.xaxis.set_major_locator(MaxNLocator(4))
-        ax_acc.set_xlabel("$t$")
+        ax_acc.set_xlabel("$t$ (s)")
+        ax_acc.set_ylabel("acceleration (m/s$^2$)", fontsize=8)
         ax_acc.xaxis.set_label_coords(0.5, -0.09)
         self._acc = [  # dashed on top, so equal accelerations (slope 1) still show both lines
-            ax_acc.plot([], [], lw=2.2, color="C0")[0],
-            ax_acc.plot([], [], lw=1.8, color="C1", ls="--")[0],
+            ax_acc.plot([], [], lw=2.2, color=OKABE_ITO["blue"])[0],
+            ax_acc.plot([], [], lw=1.8, color=OKABE_ITO["vermillion"], ls="--")[0],
         ]
-        _title_keys(ax_acc, [(r"$\ddot x_1$", "C0"), (r"$\ddot x_2$ (dashed)", "C1")])
+        _title_keys(ax_acc, [(r"$\ddot x_1$", OKABE_ITO["blue"]), (r"$\ddot x_2$ (dashed)", OKABE_ITO["vermillion"])])
         self._now = ax_acc.axvline(0.0, color="0.5", lw=1, ls=":")
         ax_acc.axhline(0.0, color="0.8", lw=0.8)
 
-        self._bars = list(ax_work.bar(range(3), np.zeros(3), color=colors, width=0.6))
+        colors = [FORCE_COLORS[name] for name in FORCE_NAMES]
+        self._bars = list(ax_work.bar(range(3), np.zeros(3), color=colors, width=0.6, edgecolor="0.2"))
         ax_work.set_xticks(range(3), ["$F^N$", "$F^L$", "$F^C$"], fontsize=9)
-        ax_work.yaxis.set_major_locator(NullLocator())  # each bar carries its value; no scale needed
+        ax_work.yaxis.set_major_locator(NullLocator())  # each bar carries its value (J per m of v); no scale needed
+        for bar, name in zip(self._bars, FORCE_NAMES):
+            bar.set_hatch({"impressed": "", "ideal": "//", "nonideal": ".."}[name])  # not colour alone
         ax_work.axhline(0.0, color="0.3", lw=0.8)
         ax_work.set_xlim(-0.55, 2.95)
         self._c_mark, = ax_work.plot([1.6, 2.4], [0.0, 0.0], "k--", lw=1.2)
@@ -201,20 +237,18 @@ class InclinedLineExplorer(Explorer):
 
     def animated_artists(self):
         # The run's artists move with the sliders; the instant's ones also with the frame.
-        run = [self._line, self._path, *self._acc]
-        instant = [self._particle, self._quiver, self._clock, self._now, *self._bars, *self._bar_text,
-                   self._c_mark, self._c_text]
+        view_run = self._view.run_artists
+        run = [*view_run, *self._acc]
+        instant = [a for a in self._view.artists if a not in view_run]
+        instant += [self._warning, self._now, *self._bars, *self._bar_text, self._c_mark, self._c_text]
         return run, instant
 
     def data_limits(self, result: InclinedLineResult):
         ax_path, ax_acc, ax_work = self._axes
         traj = result.trajectory
-        # The path and the tips of every arrow at every instant, so that playing never needs new limits.
-        tips = traj.q[:, None, :] + self.arrow_scale * np.stack([getattr(traj, n) for n in FORCE_NAMES], axis=1)
-        points = np.concatenate([traj.q, tips.reshape(-1, 2)])
         work = np.stack([result.virtual_work[n] for n in (*FORCE_NAMES, "c")])
         return {
-            ax_path: (_extent(points[:, 0]), _extent(points[:, 1])),
+            ax_path: self._view.limits(traj),  # the path and every arrow tip of the run
             ax_acc: (None, _extent([*traj.qdd.ravel(), 0.0])),  # zero in view: the accelerations' signs
             ax_work: (None, _padded(work, include_zero=True, top=0.15)),  # room for each bar's value
         }
@@ -222,13 +256,14 @@ class InclinedLineExplorer(Explorer):
     def draw(self, result: InclinedLineResult) -> None:
         ax_acc = self._axes[1]
         traj = result.trajectory
-        x, y = traj.q[:, 0], traj.q[:, 1]
-        self._path.set_data(x, y)
-        self._line.set_slope(result.parameters["k"])
-        span = max(float(np.ptp(x)), float(np.ptp(y)), 1.0)
-        largest = float(np.linalg.norm(np.stack([getattr(traj, n) for n in FORCE_NAMES]), axis=-1).max())
-        # Data units per unit of force, fixed for the whole run; no arrows when every force vanishes.
-        self.arrow_scale = 0.35 * span / largest if largest > 1e-12 else 0.0
+        if result.parameters["k"] != self._slope:
+            self._view.set_mechanism(inclined_line.mechanism(k=result.parameters["k"]))
+            self._slope = result.parameters["k"]
+        self._view.fit_forces(traj, share=0.35)  # newtons to metres, fixed for the whole run
+        self._view.show_trace(traj)
+        warning = trust_warning(traj, self.drift_limit)
+        self._warning.set_text(warning)
+        self._warning.set_visible(bool(warning))
 
         t = traj.t
         for line, column in zip(self._acc, traj.qdd.T):
@@ -243,14 +278,8 @@ class InclinedLineExplorer(Explorer):
     def _draw_instant(self, result: InclinedLineResult) -> None:
         traj = result.trajectory
         j = self.frame_index(traj.t)
-        position = traj.q[j]
-        forces = result.forces(j)
-        self._drawn = forces
-        self._particle.set_data([position[0]], [position[1]])
-        arrows = self.arrow_scale * np.stack([forces[n] for n in FORCE_NAMES])
-        self._quiver.set_offsets(np.tile(position, (3, 1)))
-        self._quiver.set_UVC(arrows[:, 0], arrows[:, 1])
-        self._clock.set_text(f"t = {traj.t[j]:.2f}")
+        self._drawn = result.forces(j)
+        self._view.show(traj, j)
         self._now.set_xdata([traj.t[j], traj.t[j]])
         for i, name in enumerate(FORCE_NAMES):
             value = float(result.virtual_work[name][j])

@@ -50,8 +50,10 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from ..compiled import CompiledModel
+from ..drawing import animate
 from ..errors import UnstableGainError
 from ..examples import chain
+from ..plotting import METHOD_COLORS  # one colour per integrator, as in every figure of lesson 2
 from ..simulation import Trajectory, simulate
 from ..stabilization import METHODS, Baumgarte, amplification_matrix, stability
 from .base import Explorer
@@ -60,7 +62,6 @@ from .inclined_line import _extent, _title_keys
 __all__ = ["StabilizationExplorer", "StabilizationResult"]
 
 METHOD_NAMES = {"euler": "Euler", "rk4": "RK4"}
-METHOD_COLORS = {"euler": "#d95f02", "rk4": "#1b9e77"}
 LENGTH = chain.PARAMETERS["l"].default  # the rod of the default pendulum
 DECADES = 12  # the drift panel shows at most this many decades below its top
 BOB_VIEW = 2.0  # the bob panel shows at most this many rod lengths from the pin
@@ -140,10 +141,11 @@ class StabilizationExplorer(Explorer):
     }
     horizon: tuple = (5.0, (1.0, 20.0), "simulated time span, in seconds")
 
+    # Four integrations per change take 0.1-0.3 s (benchmarks/explorer_update.py --explorer
+    # stabilization): recompute when a slider is released, not at every step of a drag.
+    updates_on_release = True
+
     def __init__(self, **kwargs):
-        # Four integrations per change take 0.1-0.3 s (benchmarks/explorer_update.py --explorer
-        # stabilization): recompute when a slider is released, not at every step of a drag.
-        kwargs.setdefault("continuous_update", False)
         kwargs.setdefault("title", "Drift of the Cartesian pendulum, with and without Baumgarte stabilization "
                                    "(Baumgarte 1972; Beshaw 2014, Theorems 1-2)")
         super().__init__(self.simulate, self.table, extra={"horizon": self.horizon}, **kwargs)
@@ -172,11 +174,18 @@ class StabilizationExplorer(Explorer):
                     errors.append(exc)
         if not runs:
             raise errors[0]
-        t = next(iter(runs.values())).t
+        t = max((run.t for run in runs.values()), key=len)  # a diverged run stops early; the clock runs on
         reference, _ = chain.angle_route_state(t, angle)
         reports = {method: stability(method, step, E) for method in METHODS}
         values = {"alpha": alpha, "beta": beta, "step": step, "angle": angle, "horizon": horizon}
         return StabilizationResult(runs, refusals, failures, reports, np.linalg.eigvals(E), t, reference, values)
+
+    def animation(self, frames: int = 60, **options):
+        """The bob of the shown RK4 run (Euler's when RK4 has none) as a kernel-free animation."""
+        if self.result is None:
+            return None
+        run = self.result.shown("rk4") or self.result.shown("euler")
+        return None if run is None else animate(run, chain.mechanism(1), frames=frames, **options)
 
     def gain_status(self) -> dict[str, dict]:
         """Per method of the shown result: ``spectral_radius`` of ``R(tau E)`` and the refusal ``message`` ('' if accepted)."""
@@ -186,7 +195,7 @@ class StabilizationExplorer(Explorer):
 
     # -- figure ----------------------------------------------------------------
     def make_figure(self):
-        fig = plt.figure(figsize=(9.6, 3.3))
+        fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
         ax_drift, ax_bob, ax_stab = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.2, 0.85, 1.0]})
         fig.subplots_adjust(left=0.07, right=0.99, bottom=0.16, top=0.9, wspace=0.3)
         for ax, title in zip((ax_drift, ax_bob, ax_stab), (r"(a) drift $|\varphi|$", "(b) bob",
@@ -289,6 +298,8 @@ class StabilizationExplorer(Explorer):
                 notes.append(f"{METHOD_NAMES[m]}: gain refused (spectral radius {radius:.4g} > 1)")
             notes += [f"{METHOD_NAMES[m]}{', Baumgarte' if s else ''}: run failed" for (mm, s) in result.failures
                       if mm == m]
+            notes += [f"{METHOD_NAMES[m]}{', Baumgarte' if s else ''}: DIVERGED at t = {run.stop_time:.3g} s"
+                      for (mm, s), run in result.runs.items() if mm == m and run.diverged]
         self._note.set_text("\n".join(notes))
         x, heights = self._marker_data(result)
         half = len(result.eigenvalues)
@@ -311,5 +322,6 @@ class StabilizationExplorer(Explorer):
         self._rod.set_data([0.0, reference[0]], [0.0, reference[1]])
         for m, bob in self._bobs.items():
             run = result.shown(m)
-            bob.set_data(([], []) if run is None else ([run.q[j, 0]], [run.q[j, 1]]))
+            shown = run is not None and j < run.t.size  # a diverged run has no bob after it stopped
+            bob.set_data(([run.q[j, 0]], [run.q[j, 1]]) if shown else ([], []))
         self._clock.set_text(f"t = {result.t[j]:.2f}")

@@ -1,0 +1,216 @@
+"""Building an assignment: student, solutions and autograder versions of a master notebook.
+
+``build_assignment(master, out)`` writes
+
+* ``out/student/<name>.ipynb``: solutions replaced by ``...``, solution prose
+  and every test cell removed, no outputs, a ``grader = Checker(...)`` cell at
+  the top and a ``grader.check("q1")`` cell after each question with public
+  tests; beside it ``<name>_checks.json`` with the public tests only;
+* ``out/solutions/<name>.ipynb``: the complete notebook, executed, with its
+  outputs (its check cells run every test, hidden ones too), and
+  ``<name>_checks.json`` with every test;
+* ``out/autograder/assignment.json``: the questions, points, tests (hidden
+  ones too), the given code and the answer names: all that
+  :func:`udk_notebooks.assign.grade.grade_notebook` needs;
+* with ``otter=True``, ``out/otter/``: ``otter assign``'s own output for the
+  same master (student notebook, tests, Gradescope autograder zip).
+
+Before writing anything final the solutions are graded with the new
+autograder, and the build fails unless they get full marks.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from .format import Assignment, read_master, strip_solution
+from .grade import checks_of, grade_notebook, spec_of
+
+__all__ = ["BuildError", "build_all", "build_assignment", "export_otter", "solution_notebook", "student_notebook"]
+
+ANSWER_CELL_TAG = "otter_answer_cell"  # otter-grader's tag for the cells students fill in
+
+
+class BuildError(RuntimeError):
+    """The solutions do not get full marks, or otter-grader failed; the message says which tests."""
+
+
+def _init_cell(name: str):
+    return nbformat.v4.new_code_cell(
+        f"# Checks for this assignment: run grader.check(\"q1\") after answering q1.\n"
+        f"from udk_notebooks.assign import Checker\n\ngrader = Checker(\"{name}_checks.json\")",
+        metadata={"tags": ["udk_assign_init"]},
+    )
+
+
+def _check_cell(question: str):
+    return nbformat.v4.new_code_cell(f'grader.check("{question}")', metadata={"tags": ["udk_assign_check"]})
+
+
+def _clean(cell):
+    cell = copy.deepcopy(cell)
+    if cell.cell_type == "code":
+        cell.outputs, cell.execution_count = [], None
+    return cell
+
+
+def _notebook(assignment: Assignment, student: bool) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(assignment.metadata))
+    public = {q.name for q in assignment.questions if q.public_tests}
+    checked = {q.name for q in assignment.questions if not q.manual}
+    check_names = public if student else checked
+    placed_init = False
+    for part in assignment.cells:
+        cell = None
+        if part.role == "given" and (part.cell.source.strip() or part.cell.cell_type == "code"):
+            cell = _clean(part.cell)
+        elif part.role == "solution":
+            if part.cell.cell_type == "code":
+                cell = _clean(part.cell)
+                cell.source = strip_solution(part.cell.source)[0 if student else 1]
+                if student:
+                    cell.metadata.setdefault("tags", []).append(ANSWER_CELL_TAG)
+            elif not student:
+                cell = _clean(part.cell)
+        if cell is not None:
+            if not placed_init and cell.cell_type == "code":
+                nb.cells.append(_init_cell(assignment.name))
+                placed_init = True
+            nb.cells.append(cell)
+        if part.check_after and part.check_after in check_names:
+            nb.cells.append(_check_cell(part.check_after))
+    if not placed_init:
+        nb.cells.insert(0, _init_cell(assignment.name))
+    nbformat.validate(nb)
+    return nb
+
+
+def student_notebook(assignment: Assignment) -> nbformat.NotebookNode:
+    """The student version (no outputs, solutions stubbed, tests removed)."""
+    return _notebook(assignment, student=True)
+
+
+def solution_notebook(assignment: Assignment) -> nbformat.NotebookNode:
+    """The solutions version before execution (solution code and prose, check cells for every question)."""
+    return _notebook(assignment, student=False)
+
+
+def _write_json(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def _failures(feedback: dict) -> str:
+    lines = []
+    for q in feedback["questions"]:
+        for number, t in enumerate(q["tests"], start=1):
+            if not t["passed"]:
+                kind = "hidden" if t["hidden"] else "public"
+                lines.append(f"  {q['name']} {kind} test {number}: {t['message']}")
+    execution = feedback.get("execution") or {}
+    lines += [f"  cell {e['cell']}: {e['error']}" for e in execution.get("cell_errors", [])]
+    return "\n".join(lines)
+
+
+def build_assignment(master: str | Path, out: str | Path, *, verify: bool = True, otter: bool = False,
+                     time_limit: float = 600.0, kernel_name: str = "python3") -> dict:
+    """Build the student, solutions and autograder versions of one master notebook.
+
+    Parameters
+    ----------
+    master : str or Path
+        The master notebook (format: :mod:`udk_notebooks.assign.format`).
+    out : str or Path
+        Output folder; ``student/``, ``solutions/``, ``autograder/`` (and
+        ``otter/``) are replaced.
+    verify : bool, optional
+        Execute and grade the solutions; fail unless they get full marks. With
+        ``False`` the solutions notebook is written unexecuted.
+    otter : bool, optional
+        Also run ``otter assign`` (needs the ``otter`` extra) into ``out/otter``.
+    time_limit : float, optional
+        Seconds for executing the solutions.
+    kernel_name : str, optional
+
+    Returns
+    -------
+    dict
+        The paths written (``student``, ``checks``, ``solutions``, ``autograder``,
+        ``otter``) and the solutions' ``score`` and ``max_score``.
+
+    Raises
+    ------
+    AssignmentFormatError
+        For a master that does not follow the format.
+    BuildError
+        When the solutions lose points, or ``otter assign`` fails.
+    """
+    assignment = read_master(master)
+    out = Path(out)
+    spec = spec_of(assignment)
+    name = assignment.name
+    paths = {"student": out / "student" / f"{name}.ipynb", "checks": out / "student" / f"{name}_checks.json",
+             "solutions": out / "solutions" / f"{name}.ipynb", "autograder": out / "autograder" / "assignment.json"}
+    for folder in ("student", "solutions", "autograder", "otter"):
+        shutil.rmtree(out / folder, ignore_errors=True)
+    paths["student"].parent.mkdir(parents=True)
+    nbformat.write(student_notebook(assignment), paths["student"])
+    _write_json(paths["checks"], checks_of(spec, hidden=False))
+    _write_json(paths["autograder"], spec)
+    _write_json(out / "solutions" / f"{name}_checks.json", checks_of(spec, hidden=True))
+    solutions = solution_notebook(assignment)
+    result = {**{k: str(v) for k, v in paths.items()}, "score": None, "max_score": assignment.max_score}
+    if verify:
+        with tempfile.TemporaryDirectory(prefix="udk-build-") as folder:
+            source = Path(folder) / f"{name}.ipynb"
+            nbformat.write(solutions, source)
+            feedback = grade_notebook(spec, source, time_limit=time_limit, cell_time_limit=time_limit,
+                                      kernel_name=kernel_name, checks_hidden=True, keep_outputs=paths["solutions"])
+        result["score"] = feedback["score"]
+        if feedback["score"] != feedback["max_score"] or feedback.get("error"):
+            raise BuildError(
+                f"{Path(master).name}: the solutions score {feedback['score']:g} of {feedback['max_score']:g}; "
+                f"fix the master:\n{_failures(feedback)}{feedback.get('error', '')}"
+            )
+    else:
+        nbformat.write(solutions, paths["solutions"])
+    if otter:
+        result["otter"] = str(export_otter(master, out / "otter"))
+    return result
+
+
+def export_otter(master: str | Path, out: str | Path) -> Path:
+    """Run ``otter assign`` on the master (the same file: it follows otter's format) into ``out``.
+
+    Needs otter-grader (``pip install 'udk-notebooks[otter]'``). Returns ``out``;
+    ``out/autograder`` holds otter's student-facing and Gradescope files.
+    """
+    if importlib.util.find_spec("otter") is None:
+        raise BuildError("`otter=True` needs otter-grader: pip install 'udk-notebooks[otter]'")
+    master, out = Path(master).resolve(), Path(out).resolve()
+    shutil.rmtree(out, ignore_errors=True)
+    run = subprocess.run([sys.executable, "-m", "otter", "assign", "--no-pdfs", str(master), str(out)],
+                         capture_output=True, text=True, cwd=master.parent)
+    if run.returncode != 0:
+        raise BuildError(f"otter assign failed on {Path(master).name}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+    return out
+
+
+def build_all(source: str | Path, out: str | Path, **options) -> list[dict]:
+    """Build one master notebook into ``out``, or every ``*.ipynb`` of a folder into ``out/<stem>``."""
+    source = Path(source)
+    if source.is_dir():
+        masters = sorted(p for p in source.glob("*.ipynb") if not p.name.startswith("."))
+        if not masters:
+            raise ValueError(f"`source` folder {str(source)!r} holds no .ipynb master notebook")
+        return [build_assignment(m, Path(out) / m.stem, **options) for m in masters]
+    return [build_assignment(source, out, **options)]

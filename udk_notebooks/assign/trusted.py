@@ -1,0 +1,100 @@
+"""The trusted test process: ``python -I -m udk_notebooks.assign.trusted JOB RESULT``.
+
+The grader starts this module in a new interpreter (isolated mode: no
+``PYTHON*`` variables, no current directory on ``sys.path``) for every
+submission, after the submission's kernel has finished. It imports
+numpy, udk_notebooks and whatever the master's given cells import afresh, runs
+those given cells, then runs each question's public and hidden tests in its
+own copy of that namespace with the student's answers filled in as plain data
+(:func:`udk_notebooks.assign.answers.decode`). Nothing the submission did to
+its own kernel (redefining ``grader.check``, ``np.allclose``, the solver,
+``AssertionError``) exists here.
+
+JOB is a JSON file: ``{"given": [source, ...], "questions": [{"name", "tests":
+[{"code", "hidden", "reads"}]}], "answers": {name: tagged value},
+"case_time_limit": seconds}``. RESULT receives ``{"setup_error": str or null,
+"results": {question: [{"passed", "message"}]}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+__all__ = ["run_job"]
+
+
+class _CaseTimeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _CaseTimeout("the test took longer than its time limit")
+
+
+def run_job(job: dict) -> dict:
+    """Run a grading job in this process (see the module docstring for its fields)."""
+    from .answers import Missing, decode
+    from .checks import run_case
+    from .format import python_source
+
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    limit = float(job.get("case_time_limit", 60))
+    given: dict = {"__name__": "__main__"}
+    setup_error = None
+    for number, source in enumerate(job["given"]):
+        try:
+            exec(compile(python_source(source), f"<given cell {number}>", "exec"), given)
+        except Exception as exc:  # the master's own code failed: every test fails, the reason is kept
+            setup_error = f"given cell {number} raised {type(exc).__name__}: {exc}"
+            break
+    answers = {}
+    for name, data in job["answers"].items():
+        try:
+            answers[name] = decode(data)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            answers[name] = Missing("could not be read back from the submission")
+    results = {}
+    use_alarm = hasattr(signal, "setitimer")
+    if use_alarm:
+        signal.signal(signal.SIGALRM, _alarm)
+    for question in job["questions"]:
+        outcomes = []
+        for number, case in enumerate(question["tests"], start=1):
+            if setup_error:
+                outcomes.append({"passed": False, "message": f"not run: {setup_error}"})
+                continue
+            namespace = dict(given)
+            for name in question["answers"]:
+                namespace[name] = answers.get(name, Missing("is not defined in the submission"))
+            label = f"{question['name']}, {'hidden' if case['hidden'] else 'public'} test {number}"
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, limit)
+            try:
+                passed, message = run_case(case["code"], namespace, label, reads=case["reads"],
+                                           show_line=not case["hidden"])
+            except _CaseTimeout as exc:  # raised between bytecodes outside run_case's own handler
+                passed, message = False, str(exc)
+            finally:
+                if use_alarm:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+            outcomes.append({"passed": passed, "message": message})
+        results[question["name"]] = outcomes
+    return {"setup_error": setup_error, "results": results}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        print("usage: python -I -m udk_notebooks.assign.trusted JOB.json RESULT.json", file=sys.stderr)
+        return 2
+    job = json.loads(Path(argv[0]).read_text())
+    Path(argv[1]).write_text(json.dumps(run_job(job)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,306 @@
+"""Checks for the exercises of lesson 04, Lagrange's equations and the kinds of constraints.
+
+Expected answers come from routes other than the lesson's formulas: the
+kind of a constraint from its symbols and Frobenius' integrability test, the
+dissipated power from :class:`udk_notebooks.Model`'s nonconservative force,
+the rod tension from the saddle-point system (:func:`udk_notebooks.lagrange_multipliers`),
+the student's bead model against Euler-Lagrange in the one minimal coordinate,
+and the power of the moving constraint from a simulation. Source: textbook
+chapter "Analytical dynamics - an overview" (2003), Eqs. (3.7)-(3.11),
+(3.40)-(3.49) and (3.60)-(3.63).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import sympy as sm
+from sympy.physics.mechanics import dynamicsymbols
+
+from ..core import lagrange_multipliers
+from ..examples import chain, growing_circle
+from ..model import TIME, Model
+from ..simulation import simulate
+from ._feedback import AnswerFormError, Feedback, checker, number
+
+__all__ = ["CONSTRAINTS", "classify", "check_1", "check_2", "check_3", "check_4", "check_5"]
+
+KINDS = ("scleronomic", "rheonomic", "nonholonomic")
+
+_x, _y, _z, _theta = dynamicsymbols("x y z theta")
+_x1, _y1, _x2, _y2 = dynamicsymbols("x1 y1 x2 y2")
+_L, _a = sm.symbols("L a", positive=True)
+
+CONSTRAINTS = {
+    "a": ((_x1 - _x2) ** 2 + (_y1 - _y2) ** 2 - _L**2, [_x1, _y1, _x2, _y2]),
+    "b": (_x**2 + _y**2 + _z**2 - (_a * TIME) ** 2, [_x, _y, _z]),
+    "c": (_x.diff() * sm.sin(_theta) - _y.diff() * sm.cos(_theta), [_x, _y, _theta]),
+    "d": (_x * _x.diff() + _y * _y.diff(), [_x, _y]),
+}
+"""The four constraints of Exercise 1: (expression, coordinates). (a) the chapter's rigid pair,
+Eq. (3.8), in the plane; (b) its sphere of growing radius, Eq. (3.10a); (c) a knife edge;
+(d) a velocity constraint that is a derivative in disguise."""
+
+
+def classify(constraint, coordinates) -> str:
+    """The kind of one constraint ``f(q, q', t) = 0``: scleronomic, rheonomic or nonholonomic.
+
+    A constraint that contains no velocities is holonomic: rheonomic when
+    time appears explicitly, scleronomic otherwise (textbook Eq. 3.7). A
+    constraint linear in the velocities, ``w(q) . q' = 0``, is holonomic
+    exactly when it is integrable; for one such row in two or three
+    coordinates, Frobenius' condition ``w . curl(w) = 0`` decides (for two
+    coordinates every row is integrable, with an integrating factor).
+
+    Parameters
+    ----------
+    constraint : sympy expression
+        ``f(q, q', t)`` in dynamicsymbols.
+    coordinates : sequence of sympy dynamicsymbols
+
+    Returns
+    -------
+    str
+        One of ``KINDS``.
+    """
+    q = list(coordinates)
+    qd = [c.diff(TIME) for c in q]
+    plain_q = sm.symbols(f"p0:{len(q)}")
+    plain_v = sm.symbols(f"v0:{len(q)}")
+    expr = sm.sympify(constraint).xreplace(dict(zip(qd, plain_v))).xreplace(dict(zip(q, plain_q)))
+    if not expr.free_symbols & set(plain_v):
+        return "rheonomic" if TIME in expr.free_symbols else "scleronomic"
+    weights = [sm.diff(expr, v) for v in plain_v]
+    rest = sm.simplify(expr - sum(w * v for w, v in zip(weights, plain_v)))
+    if rest != 0 or any(w.free_symbols & set(plain_v) for w in weights) or TIME in expr.free_symbols:
+        return "nonholonomic"  # affine, nonlinear or time-dependent in q': not handled, treated as nonholonomic
+    if len(q) <= 2:
+        return "scleronomic"
+    if len(q) > 3:
+        raise ValueError("`coordinates`: the integrability test here handles at most three coordinates")
+    w = weights + [0] * (3 - len(weights))
+    p = list(plain_q) + [sm.Dummy()] * (3 - len(plain_q))
+    curl = [sm.diff(w[2], p[1]) - sm.diff(w[1], p[2]),
+            sm.diff(w[0], p[2]) - sm.diff(w[2], p[0]),
+            sm.diff(w[1], p[0]) - sm.diff(w[0], p[1])]
+    integrable = sm.simplify(sum(wi * ci for wi, ci in zip(w, curl))) == 0
+    return "scleronomic" if integrable else "nonholonomic"
+
+
+def _kind(answer, name: str) -> str:
+    form = f"`{name}` should be one of the strings {', '.join(repr(k) for k in KINDS)}"
+    if not isinstance(answer, str):
+        raise AnswerFormError(f"{form}; got {answer!r}")
+    word = answer.strip().lower()
+    if word == "holonomic":
+        raise AnswerFormError(f"{form}: say which kind of holonomic constraint, 'scleronomic' or 'rheonomic'")
+    if word not in KINDS:
+        raise AnswerFormError(f"{form}; got {answer!r}")
+    return word
+
+
+@checker("four strings, each 'scleronomic', 'rheonomic' or 'nonholonomic'")
+def check_1(kind_a, kind_b, kind_c, kind_d) -> Feedback:
+    """Exercise 1: the kind of each of the four constraints in ``CONSTRAINTS``.
+
+    Parameters
+    ----------
+    kind_a, kind_b, kind_c, kind_d : str
+        ``"scleronomic"``, ``"rheonomic"`` or ``"nonholonomic"``.
+
+    Returns
+    -------
+    Feedback
+        Compared with :func:`classify`.
+    """
+    answers = {"a": kind_a, "b": kind_b, "c": kind_c, "d": kind_d}
+    read = {key: _kind(value, f"kind_{key}") for key, value in answers.items()}
+    wrong = [key for key, (expr, coords) in CONSTRAINTS.items() if read[key] != classify(expr, coords)]
+    if not wrong:
+        return Feedback(True, "(a) scleronomic, (b) rheonomic, (c) nonholonomic, and (d) scleronomic: "
+                              "x x' + y y' is the time derivative of (x^2 + y^2) / 2.")
+    hints = {
+        "a": "(a) contains positions only; does time appear in it?",
+        "b": "(b) contains positions only, but the radius a t changes with time.",
+        "c": "(c) restricts velocities; can it be written as the time derivative of some f(x, y, theta)?",
+        "d": "(d) contains velocities, but is it the time derivative of a function of x and y?",
+    }
+    return Feedback(False, " ".join(hints[key] for key in wrong))
+
+
+DAMPED = {"m": 0.5, "l": 0.8, "c": 0.3, "g": 9.81, "theta": 0.4, "rate": 2.0}
+
+
+@functools.cache
+def _damped_pendulum() -> Model:
+    theta = dynamicsymbols("theta")
+    m, l, c, g = sm.symbols("m l c g", positive=True)
+    return Model(
+        [theta],
+        kinetic_energy=m * l**2 * theta.diff() ** 2 / 2,
+        potential_energy=-m * g * l * sm.cos(theta),
+        dissipation=c * (l * theta.diff()) ** 2 / 2,  # the bob's speed is l theta'
+        parameters={m: DAMPED["m"], l: DAMPED["l"], c: DAMPED["c"], g: DAMPED["g"]},
+    )
+
+
+@checker("a number: the rate of change of the energy in W")
+def check_2(energy_rate) -> Feedback:
+    """Exercise 2: ``dE/dt`` of a pendulum with viscous damping on its bob.
+
+    The bob (0.5 kg, rod 0.8 m, damping coefficient 0.3 N s/m on the bob's
+    velocity) passes ``theta = 0.4`` rad at ``theta' = 2`` rad/s.
+
+    Parameters
+    ----------
+    energy_rate : float
+        ``d(T + V)/dt`` in watts.
+
+    Returns
+    -------
+    Feedback
+        Compared with the power of the nonconservative (Rayleigh) force that
+        :class:`udk_notebooks.Model` derives, ``q' . (-dD/dq')``.
+    """
+    value = number(energy_rate, name="energy_rate", unit="W")
+    model = _damped_pendulum()
+    power = (model.nonconservative_force.T * model.qd)[0]  # q' . (-dD/dq'): Rayleigh's force only
+    reference = float(power.subs(model.qd[0], DAMPED["rate"]).subs(model.q[0], DAMPED["theta"]).subs(model.parameters))
+    if abs(value - reference) <= 1e-9 * abs(reference):
+        return Feedback(True, f"dE/dt = {reference:.6f} W = -2 D: viscous damping takes out twice the dissipation function.")
+    if value > 0:
+        return Feedback(False, "damping takes energy out, so dE/dt is negative.")
+    if abs(2 * value - reference) <= 1e-9 * abs(reference):
+        return Feedback(False, "that is -D; the energy theorem (Eq. 3.63) has the factor 2, because D is quadratic in the velocities.")
+    return Feedback(False, "use Eq. (3.63), dE/dt = -2 D, with D = c v^2 / 2 and the bob's speed v = l theta'.")
+
+
+TENSION = {"m": 1.0, "l": 1.5, "g": 9.81, "angle": 0.5, "rate": 1.2}
+
+
+@checker("a number: the tension in N")
+def check_3(tension) -> Feedback:
+    """Exercise 3: the rod tension of the Cartesian pendulum from its Lagrange multiplier.
+
+    Mass 1 kg, rod 1.5 m, at 0.5 rad from the downward vertical, swinging at 1.2 rad/s.
+
+    Parameters
+    ----------
+    tension : float
+        The pull of the rod on the bob, in newtons (positive).
+
+    Returns
+    -------
+    Feedback
+        Compared with ``|A^T lambda|`` from the saddle-point system
+        (:func:`udk_notebooks.lagrange_multipliers`) of ``chain.cartesian_pendulum``.
+    """
+    value = number(tension, name="tension", unit="N")
+    params = {k: TENSION[k] for k in ("m", "l", "g")}
+    compiled = chain.cartesian_pendulum(**params).compile()
+    q, qd = chain.pendulum_initial_state(TENSION["angle"], TENSION["rate"], **params)
+    M, Q, A, b, _ = compiled.evaluate(0.0, q, qd, compiled.parameters())
+    _, lam = lagrange_multipliers(M, Q, A, b)
+    reference = float(np.linalg.norm(A.T @ lam))
+    if abs(value - reference) <= 1e-6 * reference:
+        return Feedback(True, f"The rod pulls with {reference:.6f} N: the weight's component along the rod "
+                              "plus the centripetal force m l theta'^2.")
+    weight_part = TENSION["m"] * TENSION["g"] * np.cos(TENSION["angle"])
+    if abs(value - weight_part) <= 1e-3 * weight_part:
+        return Feedback(False, "that balances only the weight along the rod; the bob also moves on a circle and needs m l theta'^2 towards the pivot.")
+    if value < 0:
+        return Feedback(False, "give the size of the pull, a positive number (the multiplier's sign depends on how the constraint is written).")
+    return Feedback(False, "along the rod, Newton's law for circular motion gives T - m g cos(theta) = m l theta'^2.")
+
+
+BEAD = {"m": 0.2, "kappa": 0.5, "g": 9.81}
+
+
+def _bead_minimal_acceleration(x_value: float, rate: float) -> float:
+    """x'' of the bead on y = kappa x^2 from Euler-Lagrange in the single coordinate x."""
+    x = sm.Symbol("x")
+    v = sm.Symbol("v")
+    acc = sm.Symbol("acc")
+    m, kappa, g = BEAD["m"], BEAD["kappa"], BEAD["g"]
+    lagrangian = m * (1 + 4 * kappa**2 * x**2) * v**2 / 2 - m * g * kappa * x**2
+    momentum = sm.diff(lagrangian, v)
+    # d/dt of the momentum along the motion, with x' = v and v' = acc
+    euler_lagrange = sm.diff(momentum, x) * v + sm.diff(momentum, v) * acc - sm.diff(lagrangian, x)
+    solution = sm.solve(euler_lagrange, acc)[0]
+    return float(solution.subs({x: x_value, v: rate}))
+
+
+@checker("a udk.Model with coordinates (x, y)")
+def check_4(bead_model) -> Feedback:
+    """Exercise 4 (code): a bead on the wire ``y = kappa x^2`` as a :class:`udk_notebooks.Model`.
+
+    Mass 0.2 kg, ``kappa = 0.5`` 1/m, gravity 9.81 m/s^2 along ``-y``, no friction.
+
+    Parameters
+    ----------
+    bead_model : Model
+        Coordinates ``(x, y)`` in that order.
+
+    Returns
+    -------
+    Feedback
+        The model's ``x''`` at several states on the wire is compared with
+        Euler-Lagrange in the one minimal coordinate ``x``.
+    """
+    if not isinstance(bead_model, Model):
+        raise AnswerFormError(f"`bead_model` should be a udk.Model (udk.Model([x, y], ...)); got {bead_model!r}")
+    if bead_model.n != 2:
+        return Feedback(False, f"the model has {bead_model.n} coordinates; use the two coordinates x and y.")
+    if bead_model.A.shape[0] != 1:
+        return Feedback(False, f"the model has {bead_model.A.shape[0]} constraint rows; the wire is one holonomic constraint.")
+    compiled = bead_model.compile()
+    kappa = BEAD["kappa"]
+    for x_value, rate in ((0.0, 1.0), (0.7, -0.4), (-1.3, 2.0), (2.0, 0.0)):
+        q = [x_value, kappa * x_value**2]
+        qd = [rate, 2 * kappa * x_value * rate]
+        phi, velocity = compiled.residuals(0.0, np.array(q), np.array(qd), compiled.parameters())
+        if np.abs(phi).max() > 1e-9 or np.abs(velocity).max() > 1e-9:
+            return Feedback(False, f"the state x = {x_value}, y = kappa x^2 does not satisfy your constraint; "
+                                   "write the wire as y - kappa x^2 = 0 with kappa = 0.5.")
+        expected = _bead_minimal_acceleration(x_value, rate)
+        got = compiled.motion(0.0, q, qd).qdd
+        if not np.isclose(got[0], expected, rtol=1e-9, atol=1e-9):
+            return Feedback(False, f"at x = {x_value} m, x' = {rate} m/s your model gives x'' = {got[0]:.6f} m/s^2, "
+                                   "but Lagrange's equation in x alone disagrees: check the mass, gravity (V = m g y) "
+                                   "and the kinetic energy m (x'^2 + y'^2) / 2.")
+    return Feedback(True, "Your Cartesian model with its constraint moves exactly as Lagrange's equation in the "
+                          "single coordinate x says, at four states.")
+
+
+@checker("a number: the power in W")
+def check_5(ideal_power) -> Feedback:
+    """Exercise 5: the power of the ideal force on the growing circle at ``t = 2`` s.
+
+    The catalogue's default circle (``m = 1``, ``a = 0.5``, ``R0 = 1``, no
+    gravity), started at tangential speed 2 m/s.
+
+    Parameters
+    ----------
+    ideal_power : float
+        ``q' . F^L`` at ``t = 2`` s, in watts.
+
+    Returns
+    -------
+    Feedback
+        Compared with the ideal power recorded by a DOP853 simulation.
+    """
+    value = number(ideal_power, name="ideal_power", unit="W")
+    q0, qd0 = growing_circle.initial_state(speed=2.0)
+    run = simulate(growing_circle.model(), (0.0, 2.0), q0, qd0, method="DOP853", rtol=1e-11, atol=1e-12,
+                   t_eval=np.array([0.0, 2.0]))
+    reference = float(run.power["ideal"][-1])
+    if abs(value - reference) <= 1e-6 * abs(reference):
+        return Feedback(True, f"The power of the ideal force at t = 2 s is {reference:.6f} W, although it "
+                              "does no virtual work: the circle moves.")
+    if value == 0:
+        return Feedback(False, "the ideal force does no *virtual* work, but the actual velocity has the radial part "
+                               "R' = a, which is not a virtual displacement.")
+    if value > 0:
+        return Feedback(False, "the force points inwards while the circle carries the particle outwards: the power is negative.")
+    return Feedback(False, "with hbar = R(0) v0 conserved, F^L = -m hbar^2 / R^3 along the radius, and the radial velocity is a.")

@@ -1,0 +1,109 @@
+r"""Explorer for the chain of N point masses on rigid links, in Cartesian coordinates.
+
+Sliders: the number of links ``N`` (1 to 32), the mass ``m`` of each point, the
+link length ``l``, gravity ``g``, the ``spread`` of the release angles, the
+``method`` with its ``step``, and the ``horizon``. Each link is a holonomic
+constraint ``(x_i - x_{i-1})^2 + (y_i - y_{i-1})^2 - l^2 = 0``
+(:func:`~udk_notebooks.examples.chain.n_link_chain`): ``2N`` coordinates, ``N``
+constraints, mass matrix ``m I``. Panels:
+
+(a) the chain at the animated instant with the weight (``F^N``) and the
+    links' pull (``F^L``, 2005 paper Eq. 10) on every mass; the corner gives
+    the measured cost of one evaluation of the Udwadia-Kalaba equation;
+(b) the energy change ``h(t) - h(0)`` (zero for the exact motion);
+(c) the largest constraint drift ``max_i |phi_i|`` on a log scale: a fixed
+    step without stabilization lets it grow (see lesson 2).
+
+The model of each ``N`` is derived and compiled once per session (a second
+or two for ``N = 32`` the first time).
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import numpy as np
+
+from ..examples import chain
+from ..plotting import OKABE_ITO
+from ..simulation import simulate
+from .system import Panel, SystemExplorer, SystemRun, time_curve
+
+__all__ = ["ChainExplorer"]
+
+MAX_LINKS = 32
+
+
+@lru_cache(maxsize=MAX_LINKS)
+def compiled_model(N: int):
+    """The N-link chain, derived and compiled once per session and N."""
+    return chain.n_link_chain(N).compile()
+
+
+def evaluation_cost(cm, q, qd, p, repeats: int = 20) -> float:
+    """Median wall time of one evaluation of the equation of motion at this state, in seconds."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        cm.solve_modes(0.0, q, qd, p)  # what the integrators call at every stage
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+class ChainExplorer(SystemExplorer):
+    """Number of links, masses and integrator of the N-link chain; energy, drift and cost per evaluation.
+
+    Parameters
+    ----------
+    **kwargs
+        Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
+    """
+
+    updates_on_release = True  # several runs (or a model to compile) per update
+    heading = "Chain of N point masses on rigid links, Cartesian coordinates: N constraints, 2N coordinates"
+    panels = (
+        Panel("energy change", "time t (s)", "h(t) - h(0) (J)", zero=True, curves=(
+            time_curve("", lambda run: run.trajectory.energy - run.trajectory.energy[0],
+                       color=OKABE_ITO["blue"], ls="-"),
+        )),
+        Panel("constraint drift", "time t (s)", r"max$_i\,|\phi_i|$ (m$^2$)", yscale="log", curves=(
+            time_curve("", lambda run: np.abs(run.trajectory.position_residual).max(axis=1),
+                       color=OKABE_ITO["vermillion"], ls="-"),
+        )),
+    )
+
+    def __init__(self, **kwargs):
+        table = {
+            "N": (4.0, (1.0, float(MAX_LINKS)), "number of links (and point masses)"),
+            "m": (1.0, (0.1, 5.0), "mass of each point, in kg"),
+            "l": (1.0, (0.1, 3.0), "length of each link, in m"),
+            "g": (9.81, (0.0, 20.0), "gravitational acceleration, along -y, in m/s^2"),
+            "spread": (0.4, (0.0, 1.5), "release angles 0.3 + spread k / N of links k = 0..N-1, in rad"),
+            "method": ("rk4", ("rk4", "euler", "DOP853"), "integrator: fixed-step RK4 or Euler, or adaptive DOP853"),
+            "step": (0.01, (0.001, 0.05), "fixed step of RK4 and Euler (DOP853 chooses its own), in s"),
+        }
+        extra = {"horizon": (3.0, (0.5, 10.0), "simulated time span, in s")}
+        kwargs.setdefault("frames", 151)
+        super().__init__(table, extra=extra, **kwargs)
+        self.controls["N"].step = 1.0
+        self.controls["N"].readout_format = ".0f"
+
+    def default_mechanism(self):
+        return chain.mechanism(4)
+
+    def run(self, N, m, l, g, spread, method, step, horizon) -> SystemRun:
+        N = int(round(N))
+        params = dict(m=m, l=l, g=g)
+        cm = compiled_model(N)
+        angles = 0.3 + spread * np.arange(N) / N
+        q0, qd0 = chain.chain_initial_state(N, angles, **params)
+        times = np.linspace(0.0, horizon, self.frames)
+        if method == "DOP853":
+            traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, rtol=1e-9, atol=1e-11, t_eval=times,
+                            params=params)
+        else:
+            traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params)
+        cost = evaluation_cost(cm, q0, qd0, cm.parameters(params))
+        return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates: {cost * 1e6:.0f} us per evaluation",
+                         model=cm)

@@ -1,0 +1,119 @@
+r"""Explorer for the double pendulum with torsion springs, in two formulations side by side (slides, Ch. 9).
+
+Sliders: the masses ``m1, m2`` and lengths ``l1, l2`` of the two bodies, gravity
+``g``, the torsion-spring stiffnesses ``k1`` (at the fixed pin O) and ``k2`` (at
+the pin A), the release angles ``theta`` and ``phi`` (from the downward
+vertical) and the ``horizon``. Each update integrates the same motion twice:
+in the joint angles ``(theta, phi)`` (:func:`~udk_notebooks.examples.double_pendulum.minimal_model`,
+no constraints) and in the Cartesian coordinates of the two bodies with the
+pins as four holonomic constraints
+(:func:`~udk_notebooks.examples.double_pendulum.cartesian_model`). Panels:
+
+(a) the Cartesian model at the animated instant; the arrows on each body are
+    its weight (``F^N``) and the ideal constraint force ``F^L`` of the
+    Udwadia-Kalaba equation (2005 paper, Eq. 10): the pins' reactions;
+(b) the link angles of both formulations (they agree to the integration
+    error while the motion is not yet chaotic);
+(c) the energy change ``h(t) - h(0)`` of both runs: zero to the integration
+    error, since springs and gravity are conservative;
+(d) the pin reactions ``|R_A| = |F^L_2|`` (on body 2) and
+    ``|R_O| = |F^L_1 + F^L_2|`` read off ``F^L``.
+
+Construct with ``bodies="points"`` for point masses on massless links: the
+Cartesian mass matrix is then singular, and the solver still gives unique
+accelerations because ``[M; A]`` has full column rank (encyclopedia article).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..examples import double_pendulum
+from ..plotting import OKABE_ITO
+from ..simulation import simulate
+from .base import parameter_table
+from .system import Curve, Panel, SystemExplorer, SystemRun, time_curve
+
+__all__ = ["DoublePendulumExplorer"]
+
+UNITS = {"m1": "kg", "m2": "kg", "l1": "m", "l2": "m", "g": "m/s^2", "k1": "N m/rad", "k2": "N m/rad"}
+MINIMAL = dict(color=OKABE_ITO["blue"], ls="-")
+CARTESIAN = dict(color=OKABE_ITO["orange"], ls="--")
+
+
+@lru_cache(maxsize=4)
+def compiled_models(bodies: str):
+    """The minimal and the Cartesian model of these bodies, compiled once per session."""
+    return (double_pendulum.minimal_model(bodies).compile(), double_pendulum.cartesian_model(bodies).compile())
+
+
+def _reactions(run: SystemRun):
+    ideal = run.trajectory.ideal
+    on_body2 = ideal[:, 3:5]
+    return np.linalg.norm(on_body2 + ideal[:, 0:2], axis=1), np.linalg.norm(on_body2, axis=1)
+
+
+class DoublePendulumExplorer(SystemExplorer):
+    """Masses, lengths, torsion springs and release angles of the double pendulum; two formulations.
+
+    Parameters
+    ----------
+    bodies : {"rods", "points"}, optional
+        Uniform rods (the slides' examples) or point masses on massless links.
+    samples : int, optional
+        Output samples of each run (the animation's frames).
+    **kwargs
+        Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
+    """
+
+    updates_on_release = True  # several runs (or a model to compile) per update
+    heading = "Double pendulum with torsion springs: joint angles and Cartesian coordinates (slides, Ch. 9)"
+    panels = (
+        Panel("link angles", "time t (s)", "angle (rad)", curves=(
+            time_curve(r"$\theta$ (angles)", lambda run: run.data["minimal"].q[:, 0], **MINIMAL),
+            time_curve(r"$\theta$ (Cartesian)", lambda run: run.trajectory.q[:, 2], **CARTESIAN),
+            time_curve(r"$\varphi$ (angles)", lambda run: run.data["minimal"].q[:, 1],
+                       color=OKABE_ITO["bluish_green"], ls="-."),
+            time_curve(r"$\varphi$ (Cartesian)", lambda run: run.trajectory.q[:, 5],
+                       color=OKABE_ITO["reddish_purple"], ls=":"),
+        )),
+        Panel("energy change", "time t (s)", "h(t) - h(0) (J)", zero=True, curves=(
+            time_curve("angles", lambda run: run.data["minimal"].energy - run.data["minimal"].energy[0], **MINIMAL),
+            time_curve("Cartesian", lambda run: run.trajectory.energy - run.trajectory.energy[0], **CARTESIAN),
+        )),
+        Panel("pin reactions from $F^L$", "time t (s)", "force (N)", zero=True, curves=(
+            time_curve("at O", lambda run: _reactions(run)[0], color=OKABE_ITO["vermillion"], ls="-"),
+            time_curve("at A", lambda run: _reactions(run)[1], color=OKABE_ITO["sky_blue"], ls="--"),
+        )),
+    )
+
+    def __init__(self, *, bodies: str = "rods", samples: int = 201, **kwargs):
+        if bodies not in double_pendulum.BODIES:
+            raise ValueError(f"`bodies` must be 'rods' or 'points'; got {bodies!r}")
+        self.bodies = bodies
+        self.samples = int(samples)
+        if self.samples < 2:
+            raise ValueError(f"`samples` must be at least 2; got {samples!r}")
+        table = parameter_table(double_pendulum.PARAMETERS, units=UNITS)
+        table["theta"] = (2.0, (-3.1, 3.1), "release angle of link 1 from the downward vertical, in rad")
+        table["phi"] = (1.0, (-3.1, 3.1), "release angle of link 2 from the downward vertical, in rad")
+        extra = {"horizon": (5.0, (1.0, 15.0), "simulated time span, in s")}
+        kwargs.setdefault("frames", self.samples)
+        super().__init__(table, extra=extra, **kwargs)
+
+    def default_mechanism(self):
+        return double_pendulum.mechanism("cartesian", self.bodies)
+
+    def run(self, m1, m2, l1, l2, g, k1, k2, theta, phi, horizon) -> SystemRun:
+        params = dict(m1=m1, m2=m2, l1=l1, l2=l2, g=g, k1=k1, k2=k2)
+        minimal, cartesian = compiled_models(self.bodies)
+        times = np.linspace(0.0, horizon, self.samples)
+        options = dict(method="DOP853", rtol=1e-9, atol=1e-11, t_eval=times, params=params)
+        q0, qd0 = double_pendulum.initial_state(theta, phi)
+        run_minimal = simulate(minimal, (0.0, horizon), q0, qd0, **options)
+        q0c, qd0c = double_pendulum.to_cartesian(q0, qd0, self.bodies, **params)
+        run_cartesian = simulate(cartesian, (0.0, horizon), q0c, qd0c, **options)
+        return SystemRun(run_cartesian, double_pendulum.mechanism("cartesian", self.bodies, **params),
+                         data={"minimal": run_minimal}, model=cartesian)

@@ -1,0 +1,112 @@
+r"""Explorer for the elliptic trammel with sliders of vanishing mass: a singular mass matrix (encyclopedia article).
+
+Sliders: the bob's mass ``m`` and place ``c`` on the bar, the bar's length
+``l``, gravity ``g``, the slider masses ``mA`` and ``mB`` (down to zero), the
+release angle ``theta0`` and the ``horizon``. With massless sliders the mass
+matrix ``M = diag(mA, mB, m, m)`` of ``q = (u, w, x, y)`` is singular, yet the
+accelerations are unique because ``[M; A]`` has full column rank, i.e.
+``M + A^+ A`` is positive definite (encyclopedia article, "Equation of
+motion"; :func:`~udk_notebooks.examples.singular_mass.model`). Panels:
+
+(a) rails, sliders, bar and bob at the animated instant, with the forces on
+    each: weight ``F^N`` and constraint force ``F^L`` (zero on a massless
+    slider: it only passes forces on); the corner says the rank of ``M``;
+(b) the smallest eigenvalue of ``M`` and of ``M + A^+ A`` along the run: the
+    first is zero for a massless slider, the second never is;
+(c) the bar angle from the four-coordinate Udwadia-Kalaba run against the
+    one-coordinate Lagrange route
+    (:func:`~udk_notebooks.examples.singular_mass.minimal_acceleration`),
+    integrated independently: their difference is integration error.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from ..examples import singular_mass
+from ..plotting import OKABE_ITO
+from ..simulation import simulate
+from .base import parameter_table
+from .system import Panel, SystemExplorer, SystemRun, time_curve
+
+__all__ = ["SingularMassExplorer"]
+
+UNITS = {"m": "kg", "g": "m/s^2", "l": "m", "c": "1 (fraction of the bar)", "mA": "kg", "mB": "kg"}
+
+
+@lru_cache(maxsize=1)
+def compiled_model():
+    """The trammel model, compiled once per session (slider masses are parameters)."""
+    return singular_mass.model().compile()
+
+
+def _eigenvalues(cm, traj, p) -> tuple[np.ndarray, np.ndarray]:
+    """Smallest eigenvalue of ``M`` and of ``M + A^+ A`` at each sample."""
+    of_m, of_augmented = np.empty(traj.t.size), np.empty(traj.t.size)
+    for j, (t, q, qd) in enumerate(zip(traj.t, traj.q, traj.qd)):
+        M, _, A, _, _ = cm.evaluate(t, q, qd, p)
+        of_m[j] = np.linalg.eigvalsh(M)[0]
+        of_augmented[j] = np.linalg.eigvalsh(M + np.linalg.pinv(A) @ A)[0]
+    return of_m, of_augmented
+
+
+class SingularMassExplorer(SystemExplorer):
+    """Slider masses down to zero on the elliptic trammel; the rank of ``M`` and the unique motion.
+
+    Parameters
+    ----------
+    samples : int, optional
+        Output samples of the run (the animation's frames).
+    **kwargs
+        Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
+    """
+
+    updates_on_release = True  # several runs (or a model to compile) per update
+    heading = "Elliptic trammel with massless sliders: a singular mass matrix (encyclopedia article)"
+    panels = (
+        Panel("smallest eigenvalue", "time t (s)", "eigenvalue (kg)", zero=True, curves=(
+            time_curve("of M", lambda run: run.data["eig_M"], color=OKABE_ITO["vermillion"], ls="--"),
+            time_curve("of $M + A^+A$", lambda run: run.data["eig_augmented"], color=OKABE_ITO["blue"], ls="-"),
+        )),
+        Panel("bar angle: two routes", "time t (s)", "difference (rad)", yscale="log", curves=(
+            time_curve(r"$|\theta_{UK} - \theta_{Lagrange}|$",
+                       lambda run: run.data["angle_difference"],
+                       color=OKABE_ITO["blue"], ls="-"),
+        )),
+    )
+
+    def __init__(self, *, samples: int = 241, **kwargs):
+        self.samples = int(samples)
+        if self.samples < 2:
+            raise ValueError(f"`samples` must be at least 2; got {samples!r}")
+        table = parameter_table(singular_mass.PARAMETERS, units=UNITS)
+        table["theta0"] = (-0.57, (-3.1, 3.1), "release angle of the bar (u = l cos, w = l sin), in rad")
+        extra = {"horizon": (5.0, (1.0, 15.0), "simulated time span, in s")}
+        kwargs.setdefault("frames", self.samples)
+        super().__init__(table, extra=extra, **kwargs)
+
+    def default_mechanism(self):
+        return singular_mass.mechanism()
+
+    def run(self, m, g, l, c, mA, mB, theta0, horizon) -> SystemRun:
+        params = dict(m=m, g=g, l=l, c=c, mA=mA, mB=mB)
+        cm = compiled_model()
+        q0, qd0 = singular_mass.initial_state(theta0, 0.0, **params)
+        times = np.linspace(0.0, horizon, self.samples)
+        traj = simulate(cm, (0.0, horizon), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12,
+                        t_eval=times, params=params)
+        minimal = solve_ivp(lambda t, y: [y[1], singular_mass.minimal_acceleration(y[0], y[1], **params)],
+                            (0.0, horizon), [theta0, 0.0], method="DOP853", rtol=1e-11, atol=1e-12, t_eval=times)
+        difference = np.angle(np.exp(1j * (singular_mass.angle(traj.q) - minimal.y[0])))  # wrapped to (-pi, pi]
+        eig_m, eig_augmented = _eigenvalues(cm, traj, cm.parameters(params))
+        rank = int(np.linalg.matrix_rank(np.diag([mA, mB, m, m])))
+        return SystemRun(
+            traj, singular_mass.mechanism(**params),
+            data={"eig_M": eig_m, "eig_augmented": eig_augmented,
+                  "angle_difference": difference},
+            info=f"rank M = {rank} of 4" + (" (singular)" if rank < 4 else ""),
+            model=cm,
+        )

@@ -1,0 +1,395 @@
+"""One explorer shape for every catalogue system: the mechanism, and panels of curves.
+
+A :class:`SystemExplorer` shows a simulated run of one example: on the left the
+mechanism at the animated instant with its three force arrows (drawn by
+:class:`udk_notebooks.drawing.MechanismView` from the example's own
+``mechanism()`` description), on the right one or more :class:`Panel` s of
+curves over time or in a phase plane, each with a marker at the same instant.
+A subclass says only what to simulate (:meth:`SystemExplorer.run`) and which
+panels to show (:attr:`SystemExplorer.panels`); figure, blitting, view limits,
+error handling and the kernel-free animation are shared.
+
+A run that should not be trusted (a diverged integration, a drift far past
+its bound) carries a ``warning``: the explorer prints it in red over the
+mechanism, so such a run is never shown as if it were fine.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import MaxNLocator
+
+from ..compiled import CompiledModel
+from ..drawing import FORCE_KINDS, Mechanism, MechanismView, animate, force_legend
+from ..plotting import OKABE_ITO
+from ..simulation import Trajectory
+from .base import Explorer, ParameterSpec
+
+__all__ = ["Curve", "Panel", "SystemExplorer", "SystemRun", "time_curve", "trust_warning"]
+
+LINE_STYLES = ("-", "--", ":", "-.")
+CURVE_COLORS = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["bluish_green"], OKABE_ITO["reddish_purple"],
+                OKABE_ITO["vermillion"], OKABE_ITO["sky_blue"])
+
+
+@dataclass(frozen=True, eq=False)
+class SystemRun:
+    """What a :class:`SystemExplorer` draws: one run and what its panels need.
+
+    Attributes
+    ----------
+    trajectory : Trajectory
+        The simulated motion (its forces are drawn on the mechanism).
+    mechanism : Mechanism
+        The example's drawing for these parameter values.
+    data : dict
+        Further arrays the panels read (an exact solution, a second run, ...).
+    warning : str
+        Why this run should not be trusted ("" when it can be).
+    info : str
+        A short note printed in a corner of the mechanism view (a rank, a cost).
+    model : CompiledModel, optional
+        The model that produced ``trajectory`` (to evaluate it again at any sample).
+    """
+
+    trajectory: Trajectory
+    mechanism: Mechanism
+    data: dict = field(default_factory=dict)
+    warning: str = ""
+    info: str = ""
+    model: CompiledModel | None = None
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One line of a panel.
+
+    Parameters
+    ----------
+    label : str
+        Legend text (matplotlib mathtext allowed).
+    xy : callable
+        ``xy(run) -> (x, y)``, two arrays of equal length (for a time panel ``x``
+        is the time of each sample).
+    color : str or callable, optional
+        Colour (default: the panel's next Okabe-Ito colour), or ``color(run) -> str``
+        for a colour that follows the run (the integrator chosen, say).
+    ls : str, optional
+        Line style (default: the panel's next one, so curves differ by colour *and*
+        dash pattern).
+    instant : bool, optional
+        Mark the animated instant on this curve (it needs one point per sample of
+        the trajectory).
+    """
+
+    label: str
+    xy: Callable[[SystemRun], tuple[np.ndarray, np.ndarray]]
+    color: str | Callable[[SystemRun], str] | None = None
+    ls: str | None = None
+    lw: float = 1.6
+    instant: bool = True
+
+
+@dataclass(frozen=True)
+class Panel:
+    """An axes of curves.
+
+    Parameters
+    ----------
+    title : str
+    xlabel, ylabel : str
+        Axis labels with their SI unit, e.g. ``"time t (s)"``.
+    curves : sequence of Curve
+    time : bool, optional
+        The x axis is time: it spans the run exactly and a vertical line marks the instant.
+    yscale : {"linear", "log"}, optional
+        ``"log"`` draws ``|y|`` (zeros left out): the scale of constraint drift.
+    zero : bool, optional
+        Keep ``y = 0`` in view (signs matter).
+    equal : bool, optional
+        Equal scales on both axes (paths in a plane).
+    """
+
+    title: str
+    xlabel: str
+    ylabel: str
+    curves: Sequence[Curve]
+    time: bool = True
+    yscale: str = "linear"
+    zero: bool = False
+    equal: bool = False
+
+    def __post_init__(self):
+        if self.yscale not in ("linear", "log"):
+            raise ValueError(f"`yscale` must be 'linear' or 'log'; got {self.yscale!r}")
+        if not self.curves:
+            raise ValueError(f"panel {self.title!r} needs at least one curve")
+
+
+def time_curve(label: str, values: Callable[[SystemRun], np.ndarray], **style) -> Curve:
+    """A curve of ``values(run)`` against the run's sample times."""
+    return Curve(label, lambda run: (run.trajectory.t, values(run)), **style)
+
+
+class SystemExplorer(Explorer):
+    """An explorer of one catalogue system: mechanism view and panels (subclass hooks below).
+
+    Subclasses set :attr:`panels` (a sequence of :class:`Panel`), :attr:`heading`
+    and implement :meth:`run`; the parameter table and extra controls are passed
+    to this constructor.
+
+    Parameters
+    ----------
+    parameters, extra : mapping of str to ParameterSpec
+        The controls (see :class:`~udk_notebooks.widgets.base.Explorer`).
+    forces : bool, optional
+        Draw the three force arrows on the mechanism.
+    **kwargs
+        ``frames``, ``continuous_update``, ``title`` (see the base class).
+    """
+
+    panels: Sequence[Panel] = ()
+    heading: str = ""
+    drift_limit: float = 1e-3  # largest constraint residual of a run drawn without a warning
+    # Inches at 100 dpi, plus ipympl's toolbar: fits JupyterLab's notebook column at 1366x768 with the
+    # file browser open (about 945 px; tests/browser/test_every_lesson_browser.py measures it).
+    figure_width: float = 8.8
+    row_height: float = 3.3
+
+    def __init__(self, parameters: Mapping[str, ParameterSpec], *, extra: Mapping[str, ParameterSpec] | None = None,
+                 forces: bool = True, **kwargs: Any):
+        if "compute" in kwargs:
+            raise TypeError("a SystemExplorer computes with its own run(); do not pass `compute`")
+        self._forces = bool(forces)
+        self._view = None
+        kwargs.setdefault("title", self.heading)
+        super().__init__(self.run, parameters, extra=extra, **kwargs)
+
+    # -- subclass hook -----------------------------------------------------------
+    def run(self, **values: Any) -> SystemRun:
+        """Simulate with the control values by name; return what to draw."""
+        raise NotImplementedError
+
+    def default_mechanism(self) -> Mechanism:
+        """The mechanism drawn before the first run (its structure fixes the artists)."""
+        raise NotImplementedError
+
+    # -- public ------------------------------------------------------------------
+    @property
+    def warning(self) -> str:
+        """Why the run on screen should not be trusted (shown over the mechanism), or ``""``."""
+        return getattr(self, "_trust", "")
+
+    @property
+    def trajectory(self) -> Trajectory | None:
+        """The trajectory of the last good run (None before the first)."""
+        return None if self.result is None else self.result.trajectory
+
+    @property
+    def view_of_mechanism(self) -> MechanismView:
+        """The mechanism view (for tests and lessons: its arrows are the drawn forces)."""
+        return self._view
+
+    def drawn_forces(self) -> dict[str, np.ndarray]:
+        """The generalized force vectors drawn at the current instant, by kind."""
+        traj = self.result.trajectory
+        j = self.frame_index(traj.t)
+        return {kind: getattr(traj, kind)[j].copy() for kind in FORCE_KINDS}
+
+    def animation(self, frames: int = 60, **options):
+        """The current run as a kernel-free animation (:func:`udk_notebooks.animate`)."""
+        if self.result is None:
+            return None
+        return animate(self.result.trajectory, self.result.mechanism, frames=frames, forces=self._forces, **options)
+
+    # -- figure ------------------------------------------------------------------
+    def make_figure(self):
+        cells = 1 + len(self.panels)
+        columns = 3 if cells != 4 else 2
+        rows = math.ceil(cells / columns)
+        fig = plt.figure(figsize=(self.figure_width, self.row_height * rows + 0.3))
+        grid = fig.add_gridspec(rows, columns, left=0.07, right=0.985, bottom=0.13 / rows + 0.02,
+                                top=1 - 0.1 / rows, wspace=0.38, hspace=0.5)
+        slots = [grid[i // columns, i % columns] for i in range(cells)]
+        ax_mech = fig.add_subplot(slots[0])
+        ax_mech.set_aspect("equal", adjustable="box")
+        ax_mech.tick_params(labelsize=8)
+        ax_mech.set_title("(a) mechanism", fontsize=9, loc="left")
+        mechanism = self.default_mechanism()
+        ax_mech.set_xlabel(mechanism.xlabel, fontsize=8)
+        ax_mech.set_ylabel(mechanism.ylabel, fontsize=8)
+        self._view = MechanismView(ax_mech, mechanism, forces=self._forces)
+        if self._forces and mechanism.forces:
+            force_legend(ax_mech)
+        self._warning = ax_mech.text(0.5, 0.5, "", transform=ax_mech.transAxes, ha="center", va="center",
+                                     fontsize=8.5, color=OKABE_ITO["vermillion"], zorder=20,
+                                     bbox=dict(facecolor="white", edgecolor=OKABE_ITO["vermillion"], alpha=0.9))
+        self._info = ax_mech.text(0.98, 0.03, "", transform=ax_mech.transAxes, ha="right", va="bottom", fontsize=8,
+                                  zorder=20, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
+        self._axes = [ax_mech]
+        self._lines = []  # per panel: (line, marker) per curve, and the instant line
+        for i, panel in enumerate(self.panels):
+            ax = fig.add_subplot(slots[1 + i])
+            ax.set_title(f"({chr(ord('b') + i)}) {panel.title}", fontsize=9, loc="left", pad=14)  # room for an offset text
+            ax.set_xlabel(panel.xlabel, fontsize=8)
+            ax.set_ylabel(panel.ylabel, fontsize=8)
+            ax.tick_params(labelsize=8)
+            ax.xaxis.set_major_locator(MaxNLocator(4))
+            if panel.yscale == "log":
+                ax.set_yscale("log")
+            else:
+                ax.yaxis.set_major_locator(MaxNLocator(5))
+            if panel.equal:
+                ax.set_aspect("equal", adjustable="box")
+            curves = []
+            for k, curve in enumerate(panel.curves):
+                color = curve.color or CURVE_COLORS[k % len(CURVE_COLORS)]
+                color = "0.5" if callable(color) else color  # set from the run in draw()
+                ls = curve.ls or LINE_STYLES[k % len(LINE_STYLES)]
+                (line,) = ax.plot([], [], color=color, ls=ls, lw=curve.lw, label=curve.label)
+                marker = ax.plot([], [], "o", color=color, ms=4.5, zorder=5)[0] if curve.instant else None
+                curves.append((line, marker))
+            now = ax.axvline(0.0, color="0.55", lw=0.9, ls=":") if panel.time else None
+            if len(panel.curves) > 1 or panel.curves[0].label:
+                ax.legend(fontsize=7, loc="best", handlelength=2.2, framealpha=0.8)
+            self._axes.append(ax)
+            self._lines.append((curves, now))
+        return fig
+
+    def animated_artists(self):
+        view_run = self._view.run_artists
+        run = [*view_run] + [line for curves, _ in self._lines for line, _ in curves]
+        instant = [a for a in self._view.artists if a not in view_run] + [self._warning, self._info]
+        instant += [m for curves, _ in self._lines for _, m in curves if m is not None]
+        instant += [now for _, now in self._lines if now is not None]
+        return run, instant
+
+    def _panel_data(self, result: SystemRun):
+        data = []
+        for panel in self.panels:
+            rows = []
+            for curve in panel.curves:
+                x, y = (np.asarray(v, dtype=float) for v in curve.xy(result))
+                if x.shape != y.shape or x.ndim != 1:
+                    raise ValueError(f"curve {curve.label!r} of panel {panel.title!r} must give x and y of one shape")
+                if panel.yscale == "log":
+                    y = np.abs(y)
+                    y = np.where(y > 0, y, np.nan)  # a log axis cannot show zero: leave a gap
+                rows.append((x, y))
+            data.append(rows)
+        return data
+
+    def draw(self, result: SystemRun) -> None:
+        if result.mechanism is not self._view.mechanism:
+            try:
+                self._view.set_mechanism(result.mechanism)
+            except ValueError:  # another structure (more links): new artists, collected again for blitting
+                self._rebuild_view(result.mechanism)
+        traj = result.trajectory
+        self._view.fit_forces(traj)
+        self._view.show_trace(traj)
+        self._data = self._panel_data(result)
+        for panel, ax, (curves, _), rows in zip(self.panels, self._axes[1:], self._lines, self._data):
+            for (line, marker), curve, (x, y) in zip(curves, panel.curves, rows):
+                line.set_data(x, y)
+                if callable(curve.color):
+                    color = curve.color(result)
+                    line.set_color(color)
+                    if marker is not None:
+                        marker.set_color(color)
+            if panel.time and traj.t.size > 1 and ax.get_xlim() != (traj.t[0], traj.t[-1]):
+                ax.set_xlim(traj.t[0], traj.t[-1])
+        self._info.set_text(result.info)
+        warning = result.warning or trust_warning(traj, self.drift_limit)
+        self._warning.set_text(textwrap.fill(warning, 36))
+        self._warning.set_visible(bool(warning))
+        self._trust = warning
+        self._draw_instant(result)
+
+    def _rebuild_view(self, mechanism: Mechanism) -> None:
+        for artist in {*self._view.artists, *self._view.run_artists, *(line for _, line in self._view._guides)}:
+            artist.remove()
+        self._view = MechanismView(self._axes[0], mechanism, forces=self._forces)
+        self._moving = self._collect_animated()
+        self._figure.stale = True  # the static pixels held the old artists' places: draw in full
+
+    def draw_frame(self, result: SystemRun, frame: int) -> None:
+        self._draw_instant(result)
+
+    def _draw_instant(self, result: SystemRun) -> None:
+        traj = result.trajectory
+        j = self.frame_index(traj.t)
+        self._view.show(traj, j)
+        for panel, (curves, now), rows in zip(self.panels, self._lines, self._data):
+            for (line, marker), curve, (x, y) in zip(curves, panel.curves, rows):
+                if marker is not None:
+                    k = min(j, x.size - 1)
+                    marker.set_data(x[k:k + 1], y[k:k + 1])
+            if now is not None:
+                now.set_xdata([traj.t[j], traj.t[j]])
+
+    def data_limits(self, result: SystemRun):
+        limits = {self._axes[0]: self._view.limits(result.trajectory)}
+        for panel, ax, rows in zip(self.panels, self._axes[1:], self._data):
+            xs = np.concatenate([x for x, _ in rows])
+            ys = np.concatenate([y for _, y in rows])
+            ys = np.clip(ys[np.isfinite(ys)], -1e250, 1e250)  # a diverged run still gets finite limits
+            xs = np.clip(xs[np.isfinite(xs)], -1e250, 1e250)
+            if ys.size == 0:
+                continue
+            if panel.yscale == "log":
+                lo, hi = float(ys.min()), float(ys.max())
+                wanted = _log_limits(lo, hi)
+                if tuple(ax.get_ylim()) != wanted:
+                    ax.set_ylim(*wanted)  # log views are set outright (fit_view is linear)
+                y_need = None
+            else:
+                lo, hi = float(ys.min()), float(ys.max())
+                if panel.zero:
+                    lo, hi = min(lo, 0.0), max(hi, 0.0)
+                y_need = _padded(lo, hi)
+            x_need = None if panel.time else _padded(float(xs.min()), float(xs.max()))
+            limits[ax] = (x_need, y_need)
+        return limits
+
+
+def _padded(lo: float, hi: float, share: float = 0.06) -> tuple[float, float]:
+    span = hi - lo
+    if span <= 1e-12 * max(1.0, abs(lo), abs(hi)):
+        span = max(abs(lo), abs(hi), 1e-9)
+    return lo - share * span, hi + share * span
+
+
+def _log_limits(lo: float, hi: float) -> tuple[float, float]:
+    lo, hi = min(max(lo, 1e-300), 1e300), min(max(hi, 1e-300), 1e300)
+    return 10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi) + 1e-12)
+
+
+def trust_warning(trajectory: Trajectory, drift_limit: float) -> str:
+    """Why a run should not be trusted, or ``""``: it diverged, or drifted past ``drift_limit``.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+    drift_limit : float
+        Largest accepted constraint residual (position and velocity level), in
+        the residuals' own units.
+    """
+    if getattr(trajectory, "diverged", False):
+        return f"Diverged at t = {trajectory.stop_time:.3g} s: {trajectory.stop_reason}"
+    arrays = (trajectory.q, trajectory.qd, trajectory.qdd)
+    if not all(np.isfinite(a).all() for a in arrays):
+        bad = next(j for j in range(trajectory.t.size) if not all(np.isfinite(a[j]).all() for a in arrays))
+        return f"Diverged: non-finite values from t = {trajectory.t[bad]:.3g} s"
+    residuals = [r for r in (trajectory.position_residual, trajectory.velocity_residual) if r.size]
+    drift = max((float(np.nanmax(np.abs(r))) for r in residuals), default=0.0)
+    if not drift <= drift_limit:
+        return (f"Not to be trusted: the constraint drift reached {drift:.3g} (limit {drift_limit:g}). "
+                "Take a smaller step, RK4, or stabilization")
+    return ""
