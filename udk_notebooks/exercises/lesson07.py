@@ -11,7 +11,6 @@ fresh synthetic data drawn here with a known ``c``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 
 import numpy as np
 
