@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import sympy as sm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sympy.physics.mechanics import dynamicsymbols

@@ -91,7 +91,6 @@ def test_friction_at_the_angle_of_repose_sticks_for_every_method(method, ulps):
 @pytest.mark.parametrize("method", ["rk4", "euler"])
 def test_a_run_that_fails_part_way_says_when_and_keeps_what_it_had(method):
     """Polar coordinates through r = 0: M = diag(1, r^2) is singular there (issue 14)."""
-    import sympy as sm  # noqa: F401
     from sympy.physics.mechanics import dynamicsymbols
 
     from udk_notebooks import Model

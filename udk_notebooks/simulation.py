@@ -10,7 +10,6 @@ discontinuous ``sgn(s)`` is never stepped across and cannot chatter.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Sequence
 

@@ -123,7 +123,7 @@ def check_3(phi_at_5) -> Feedback:
         return Feedback(False, "half of it: phi' = 2 (x x' + y y'), so the radial velocity error counts twice.")
     if value == 0:
         return Feedback(False, "phi(0) = 0, but phi'(0) is not: the velocity error points along the rod.")
-    return Feedback(False, f"the simulation gives a different phi(5). With phi'' = 0 along the flow, "
+    return Feedback(False, "the simulation gives a different phi(5). With phi'' = 0 along the flow, "
                            "phi(t) = phi(0) + phi'(0) t; compute phi'(0) = 2 q0 . (delta q0).")
 
 

@@ -34,7 +34,7 @@ from ..examples import double_pendulum
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
 from .base import parameter_table
-from .system import Curve, Panel, SystemExplorer, SystemRun, time_curve
+from .system import Panel, SystemExplorer, SystemRun, time_curve
 
 __all__ = ["DoublePendulumExplorer"]
 
