@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 
 from udk_notebooks import simulate  # noqa: E402
 from udk_notebooks.examples import inclined_line  # noqa: E402
-from udk_notebooks.plotting import plot_coordinates, plot_drift, plot_energy_balance, plot_forces  # noqa: E402
+from udk_notebooks.plotting import FORCE_STYLES, plot_coordinates, plot_drift, plot_energy_balance, plot_forces  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -20,9 +20,11 @@ def trajectory():
 
 def test_plot_forces_draws_the_three_terms(trajectory):
     ax = plot_forces(trajectory, "x1")
-    lines = {line.get_label(): line.get_ydata() for line in ax.get_lines()}
-    np.testing.assert_allclose(lines["ideal"], trajectory.ideal[:, 0])
-    np.testing.assert_allclose(lines["nonideal"], trajectory.nonideal[:, 0])
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    for kind in ("impressed", "ideal", "nonideal"):  # each term in its own style: colour, dashes and label
+        line = lines[FORCE_STYLES[kind]["label"]]
+        np.testing.assert_allclose(line.get_ydata(), getattr(trajectory, kind)[:, 0])
+        assert line.get_linestyle() == FORCE_STYLES[kind]["ls"]
     plt.close(ax.figure)
 
 
