@@ -36,10 +36,9 @@ from ..compiled import CompiledModel
 from ..examples import incline_friction
 from ..simulation import Trajectory, simulate
 from .base import Explorer, parameter_table
-from ..drawing import MechanismView, animate
 from ..plotting import FORCE_STYLES, OKABE_ITO
 from .inclined_line import FORCE_COLORS, FORCE_NAMES, _extent, _padded, _title_keys
-from .system import trust_warning
+from .system import MechanismPanel
 
 UNITS = {"m": "kg", "g": "m/s^2", "alpha": "rad", "mu": "1", "mu_s": "1"}
 
@@ -105,7 +104,7 @@ def _exact_distance(t: np.ndarray, speed: float, params: dict) -> np.ndarray:
     return q @ np.array([np.cos(angle), np.sin(angle)])
 
 
-class InclineFrictionExplorer(Explorer):
+class InclineFrictionExplorer(MechanismPanel, Explorer):
     """Sliders for ``alpha``, ``mu``, ``mu_s``, ``m``, ``g``, ``speed`` and ``horizon`` over three panels.
 
     Parameters
@@ -125,10 +124,10 @@ class InclineFrictionExplorer(Explorer):
     speed: tuple = (5.0, (0.0, 10.0), "initial speed up the slope, in m/s")
     horizon: tuple = (2.0, (0.2, 5.0), "simulated time span, in s")
     drift_limit: float = 1e-6  # a straight incline: the adaptive run keeps it to its tolerance
+    force_share: float = 0.4
 
     def __init__(self, *, frames: int | None = None, **kwargs):
         self._drawn = {}
-        self._alpha = None
         table = parameter_table(incline_friction.PARAMETERS, order=("alpha", "mu", "mu_s", "m", "g"), units=UNITS)
         kwargs.setdefault("title", "Block on a rough incline: Coulomb friction as the nonideal force "
                                    "(encyclopedia article 'Udwadia-Kalaba equation'; Udwadia, Kalaba &amp; Fan 2005)")
@@ -170,27 +169,9 @@ class InclineFrictionExplorer(Explorer):
         """The force vectors drawn at the current instant (unscaled; arrows are ``arrow_scale`` times these)."""
         return {name: vec.copy() for name, vec in self._drawn.items()}
 
-    @property
-    def arrow_scale(self) -> float:
-        """Metres of arrow per newton in panel (a), fixed for a run."""
-        return self._view.force_scale
-
-    @property
-    def view_of_mechanism(self) -> MechanismView:
-        """The view of panel (a) (its arrows are the drawn forces)."""
-        return self._view
-
-    @property
-    def warning(self) -> str:
-        """Why the run on screen should not be trusted, or ``""``."""
-        return self._warning.get_text() if self._warning.get_visible() else ""
-
-    def animation(self, frames: int = 60, **options):
-        """The block's run as a kernel-free animation (:func:`udk_notebooks.animate`)."""
-        if self.result is None:
-            return None
-        mechanism = incline_friction.mechanism(**self.result.parameters)
-        return animate(self.result.trajectory, mechanism, frames=frames, **options)
+    def mechanism_of(self, result: InclineFrictionResult):
+        """The incline of this run's angle (:func:`udk_notebooks.examples.incline_friction.mechanism`)."""
+        return incline_friction.mechanism(**result.parameters)
 
     # -- figure ----------------------------------------------------------------
     def make_figure(self):
@@ -214,11 +195,8 @@ class InclineFrictionExplorer(Explorer):
         ax_block.xaxis.set_label_coords(0.5, -0.09)
         ax_block.set_aspect("equal", adjustable="box")
         ax_block.axhline(0.0, color="0.85", lw=0.8, zorder=0)
-        self._view = MechanismView(ax_block, incline_friction.mechanism())
+        self._add_mechanism(ax_block, incline_friction.mechanism())
         _title_keys(ax_block, [(FORCE_STYLES[n]["label"].split()[-2], FORCE_COLORS[n]) for n in FORCE_NAMES])
-        self._warning = ax_block.text(0.5, 0.5, "", transform=ax_block.transAxes, ha="center", va="center",
-                                      fontsize=8, color=OKABE_ITO["vermillion"], zorder=20, visible=False,
-                                      bbox=dict(facecolor="white", edgecolor=OKABE_ITO["vermillion"], alpha=0.9))
 
         self._dist, = ax_dist.plot([], [], color=OKABE_ITO["blue"], lw=2.0)
         self._exact, = ax_dist.plot([], [], "o", color="k", ms=2.5, zorder=3)
@@ -265,15 +243,7 @@ class InclineFrictionExplorer(Explorer):
     def draw(self, result: InclineFrictionResult) -> None:
         traj = result.trajectory
         t = traj.t
-        angle = result.parameters["alpha"]
-        if angle != self._alpha:
-            self._view.set_mechanism(incline_friction.mechanism(**result.parameters))
-            self._alpha = angle
-        self._view.fit_forces(traj, share=0.4)  # newtons to metres, fixed for the run; none when g = 0
-        self._view.show_trace(traj)
-        warning = trust_warning(traj, self.drift_limit)
-        self._warning.set_text(warning)
-        self._warning.set_visible(bool(warning))
+        self._show_run(result, traj)  # no arrows when every force vanishes (g = 0)
 
         self._dist.set_data(t, result.distance)
         every = max(1, t.size // 30)  # sparse dots, so that the simulated line shows between them

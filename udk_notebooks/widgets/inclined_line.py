@@ -35,12 +35,11 @@ from matplotlib.ticker import MaxNLocator, NullLocator
 from .._checks import finite_float
 from ..compiled import CompiledModel
 from ..core import virtual_displacements
-from ..drawing import MechanismView, animate
 from ..examples import inclined_line
 from ..plotting import FORCE_STYLES, OKABE_ITO
 from ..simulation import Trajectory, simulate
 from .base import Explorer, _count, parameter_table
-from .system import trust_warning
+from .system import MechanismPanel
 
 __all__ = ["InclinedLineExplorer", "InclinedLineResult"]
 
@@ -93,7 +92,7 @@ def _unit_virtual_displacement(A: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v) * np.sign(lead)
 
 
-class InclinedLineExplorer(Explorer):
+class InclinedLineExplorer(MechanismPanel, Explorer):
     """Sliders for ``m``, ``slope``, ``g``, ``c1``, ``c2`` and ``horizon`` over three panels.
 
     Parameters
@@ -124,7 +123,6 @@ class InclinedLineExplorer(Explorer):
         self.steps = _count(steps if steps is not None else type(self).steps, "steps")
         self.speed = finite_float(speed, "`speed`")
         self._drawn = {}
-        self._slope = DEFAULT_SLOPE
         table = parameter_table(inclined_line.PARAMETERS, rename={"k": "slope"}, order=("m", "slope", "g", "c1", "c2"),
                                 units=UNITS)
         table["slope"] = (DEFAULT_SLOPE, *table["slope"][1:])
@@ -158,27 +156,9 @@ class InclinedLineExplorer(Explorer):
         """The force vectors drawn at the current instant (unscaled; arrows are ``arrow_scale`` times these)."""
         return {name: vec.copy() for name, vec in self._drawn.items()}
 
-    @property
-    def arrow_scale(self) -> float:
-        """Metres of arrow per newton in panel (a), fixed for a run."""
-        return self._view.force_scale
-
-    @property
-    def view_of_mechanism(self) -> MechanismView:
-        """The view of panel (a) (its arrows are the drawn forces)."""
-        return self._view
-
-    @property
-    def warning(self) -> str:
-        """Why the run on screen should not be trusted, or ``""``."""
-        return self._warning.get_text() if self._warning.get_visible() else ""
-
-    def animation(self, frames: int = 60, **options):
-        """The current run in the plane as a kernel-free animation (:func:`udk_notebooks.animate`)."""
-        if self.result is None:
-            return None
-        mechanism = inclined_line.mechanism(k=self.result.parameters["k"])
-        return animate(self.result.trajectory, mechanism, frames=frames, **options)
+    def mechanism_of(self, result: InclinedLineResult):
+        """The line of this run's slope (:func:`udk_notebooks.examples.inclined_line.mechanism`)."""
+        return inclined_line.mechanism(k=result.parameters["k"])
 
     # -- figure ----------------------------------------------------------------
     def make_figure(self):
@@ -199,11 +179,8 @@ class InclinedLineExplorer(Explorer):
         ax_path.set_ylabel("$x_2$ (m)")
         ax_path.xaxis.set_label_coords(0.5, -0.09)
         ax_path.set_aspect("equal", adjustable="box")
-        self._view = MechanismView(ax_path, inclined_line.mechanism(k=DEFAULT_SLOPE))
+        self._add_mechanism(ax_path, inclined_line.mechanism(k=DEFAULT_SLOPE))
         _title_keys(ax_path, [(FORCE_STYLES[n]["label"].split()[-2], FORCE_COLORS[n]) for n in FORCE_NAMES])
-        self._warning = ax_path.text(0.5, 0.5, "", transform=ax_path.transAxes, ha="center", va="center",
-                                     fontsize=8, color=OKABE_ITO["vermillion"], zorder=20, visible=False,
-                                     bbox=dict(facecolor="white", edgecolor=OKABE_ITO["vermillion"], alpha=0.9))
 
         ax_acc.xaxis.set_major_locator(MaxNLocator(4))
         ax_acc.set_xlabel("$t$ (s)")
@@ -256,14 +233,7 @@ class InclinedLineExplorer(Explorer):
     def draw(self, result: InclinedLineResult) -> None:
         ax_acc = self._axes[1]
         traj = result.trajectory
-        if result.parameters["k"] != self._slope:
-            self._view.set_mechanism(inclined_line.mechanism(k=result.parameters["k"]))
-            self._slope = result.parameters["k"]
-        self._view.fit_forces(traj, share=0.35)  # newtons to metres, fixed for the whole run
-        self._view.show_trace(traj)
-        warning = trust_warning(traj, self.drift_limit)
-        self._warning.set_text(warning)
-        self._warning.set_visible(bool(warning))
+        self._show_run(result, traj)
 
         t = traj.t
         for line, column in zip(self._acc, traj.qdd.T):

@@ -31,7 +31,7 @@ from ..plotting import OKABE_ITO
 from ..simulation import Trajectory
 from .base import Explorer, ParameterSpec
 
-__all__ = ["Curve", "Panel", "SystemExplorer", "SystemRun", "time_curve", "trust_warning"]
+__all__ = ["Curve", "MechanismPanel", "Panel", "SystemExplorer", "SystemRun", "time_curve", "trust_warning"]
 
 LINE_STYLES = ("-", "--", ":", "-.")
 CURVE_COLORS = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["bluish_green"], OKABE_ITO["reddish_purple"],
@@ -357,6 +357,62 @@ class SystemExplorer(Explorer):
             x_need = None if panel.time else _padded(float(xs.min()), float(xs.max()))
             limits[ax] = (x_need, y_need)
         return limits
+
+
+class MechanismPanel:
+    """Panel (a) of a hand-made explorer figure drawn by a MechanismView: the run's update and accessors.
+
+    For explorers whose other panels do not fit :class:`Panel` (bars, markers). A subclass of
+    :class:`~udk_notebooks.widgets.base.Explorer` mixes it in, implements :meth:`mechanism_of`,
+    calls :meth:`_add_mechanism` in ``make_figure`` and :meth:`_show_run` in ``draw``.
+    """
+
+    drift_limit: float = 1e-6
+    force_share: float = 0.35  # the largest arrow of a run, as a share of the scene's size
+
+    def mechanism_of(self, result) -> Mechanism:
+        """The example's mechanism for the parameters of ``result``."""
+        raise NotImplementedError
+
+    @property
+    def arrow_scale(self) -> float:
+        """Metres of arrow per newton in the mechanism panel, fixed for a run."""
+        return self._view.force_scale
+
+    @property
+    def view_of_mechanism(self) -> MechanismView:
+        """The mechanism view (its arrows are the drawn forces)."""
+        return self._view
+
+    @property
+    def warning(self) -> str:
+        """Why the run on screen should not be trusted, or ``""``."""
+        return self._warning.get_text() if self._warning.get_visible() else ""
+
+    def animation(self, frames: int = 60, **options):
+        """The current run as a kernel-free animation (:func:`udk_notebooks.animate`)."""
+        if self.result is None:
+            return None
+        return animate(self.result.trajectory, self.mechanism_of(self.result), frames=frames, **options)
+
+    def _add_mechanism(self, ax, mechanism: Mechanism) -> None:
+        """Create the view and the (hidden) warning text on ``ax``."""
+        self._view = MechanismView(ax, mechanism)
+        self._shown_parameters = None
+        self._warning = ax.text(0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center", fontsize=8,
+                                color=OKABE_ITO["vermillion"], zorder=20, visible=False,
+                                bbox=dict(facecolor="white", edgecolor=OKABE_ITO["vermillion"], alpha=0.9))
+
+    def _show_run(self, result, trajectory: Trajectory) -> None:
+        """Follow the run's parameters (a new slope), scale its forces, draw its trace and any warning."""
+        if result.parameters != self._shown_parameters:
+            self._view.set_mechanism(self.mechanism_of(result))
+            self._shown_parameters = dict(result.parameters)
+        self._view.fit_forces(trajectory, share=self.force_share)  # newtons to metres, fixed for the run
+        self._view.show_trace(trajectory)
+        warning = trust_warning(trajectory, self.drift_limit)
+        self._warning.set_text(warning)
+        self._warning.set_visible(bool(warning))
 
 
 def _padded(lo: float, hi: float, share: float = 0.06) -> tuple[float, float]:
