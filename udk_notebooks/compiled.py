@@ -322,7 +322,8 @@ class CompiledModel:
                 if normals[i] is None:
                     total -= data[i, 2] * size * modes[i] * data[i, 4:]
             if any(normals[i] is not None for i in modes_index):
-                return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normals, size, ratios)
+                return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normals, size, ratios,
+                                              lam if stuck else None)
             if stuck:
                 for j, i in enumerate(stuck):
                     slope = data[i, 4:]
@@ -335,7 +336,8 @@ class CompiledModel:
             motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
         return motion, ratios
 
-    def _pressed_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normals, size, ratios) -> np.ndarray:
+    def _pressed_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normals, size, ratios,
+                          known=None) -> np.ndarray:
         """The nonideal vector when some contacts name their normal rows (``CoulombFriction.normal``).
 
         The reaction of the constraints is ``A^T lambda = F^L + F^C - C``
@@ -346,11 +348,12 @@ class CompiledModel:
         ``e_j = -mu_j sgn(s_j) ds_j/dq'``, so the multipliers are affine in the
         normal forces, ``lambda = lambda_0 + Lambda N`` (minimum-norm, by
         least squares), and each ``N_i = || A_Ki^T lambda_Ki ||`` over its rows
-        ``K_i``: a small fixed point, solved by Newton's method. It has exactly
+        ``K_i``: a small fixed point (see :meth:`_normal_sizes`). It has exactly
         one solution when the matrix of gains ``W_ij = || A_Ki^T Lambda_Ki,j ||``
         has spectral radius below one; otherwise friction and normal force
         feed each other (a Painleve-type inconsistency) and a ValueError says
-        so. Fills ``ratios`` for sticking contacts; returns ``C``.
+        so. Fills ``ratios`` for sticking contacts; returns ``C``. ``known``
+        may hold the multipliers of ``F^L`` alone, already computed.
         """
         m = self.m
         sliding_normal = [i for i, mode in enumerate(modes) if mode != 0 and normals[i] is not None]
@@ -360,9 +363,12 @@ class CompiledModel:
             return solve(M, Q, A, b, force, factor=factor).nonideal - force
 
         units = [-data[i, 2] * modes[i] * data[i, 4:] for i in sliding_normal]
-        base = ideal + (reaction(fixed) if np.any(fixed) else 0.0)
-        columns = np.column_stack([base] + [reaction(e) for e in units])
-        lam, *_ = np.linalg.lstsq(A.T, columns, rcond=None)  # shape (rows of A, 1 + k)
+        if known is not None and not units and not np.any(fixed):
+            lam = known[:, None]  # nothing but F^L: its multipliers are known
+        else:
+            base = ideal + (reaction(fixed) if np.any(fixed) else 0.0)
+            columns = np.column_stack([base] + [reaction(e) for e in units])
+            lam, *_ = np.linalg.lstsq(A.T, columns, rcond=None)  # shape (rows of A, 1 + k)
 
         def pieces(i):  # force of contact i's normal rows: a + B @ N
             rows = list(normals[i])
@@ -372,24 +378,7 @@ class CompiledModel:
         N = np.zeros(k)
         if k:
             parts = [pieces(i) for i in sliding_normal]
-            gains = np.array([[np.linalg.norm(B[:, j]) for j in range(k)] for _, B in parts])
-            if max(abs(np.linalg.eigvals(gains))) >= 1.0:
-                raise ValueError(
-                    "Coulomb friction with `normal`: the normal force of a sliding contact grows with its own "
-                    f"friction (gain {max(abs(np.linalg.eigvals(gains))):.3g} >= 1), so no normal force or more "
-                    "than one is consistent (a Painleve-type inconsistency). Lower the friction coefficient `mu`, "
-                    "or change the geometry")
-            N = np.array([np.linalg.norm(a) for a, _ in parts])
-            scale = max(1.0, float(N.max()))
-            for _ in range(60):
-                vectors = [a + B @ N for a, B in parts]
-                sizes = np.array([math.sqrt(v @ v) for v in vectors])
-                gap = N - sizes
-                if np.abs(gap).max() <= 1e-14 * scale:
-                    break
-                jac = np.eye(k) - np.array([v @ B / max(sz, 1e-300) for v, (_, B), sz in zip(vectors, parts, sizes)])
-                N = N - np.linalg.solve(jac, gap)
-            N = np.array([math.sqrt(v @ v) for v in (a + B @ N for a, B in parts)])
+            N = self._normal_sizes(parts)
         total = fixed.copy()
         for j, e in zip(N, units):
             total += j * e
@@ -404,6 +393,40 @@ class CompiledModel:
                 limit = math.sqrt(force @ force)
             ratios[i] = multiplier * math.sqrt(slope @ slope) / max(data[i, 3] * limit, 1e-300)
         return total
+
+    @staticmethod
+    def _normal_sizes(parts) -> np.ndarray:
+        """The normal forces ``N_i = || a_i + B_i N ||`` of sliding contacts, given ``(a_i, B_i)`` per contact.
+
+        One contact: ``N^2 = |a + B N|^2`` is a quadratic whose one root
+        ``N >= 0`` is taken in closed form when ``|B| < 1``. Several: Newton's
+        method from ``N = |a_i|``, after the check that the gains
+        ``W_ij = |B_i[:, j]|`` have spectral radius below one (then the map
+        is a contraction and the fixed point unique).
+        """
+        k = len(parts)
+        gains = np.array([[math.sqrt(B[:, j] @ B[:, j]) for j in range(k)] for _, B in parts])
+        gain = gains[0, 0] if k == 1 else float(max(abs(np.linalg.eigvals(gains))))
+        if gain >= 1.0:
+            raise ValueError(
+                "Coulomb friction with `normal`: the normal force of a sliding contact changes with its own "
+                f"friction at a gain of {gain:.3g} >= 1, so no normal force or more than one is consistent "
+                "(a Painleve-type inconsistency). Lower the friction coefficient `mu`, or change the geometry")
+        if k == 1:
+            a, B = parts[0][0], parts[0][1][:, 0]
+            ab, aa, bb = a @ B, a @ a, B @ B
+            return np.array([(ab + math.sqrt(ab * ab + (1.0 - bb) * aa)) / (1.0 - bb)])
+        N = np.array([math.sqrt(a @ a) for a, _ in parts])
+        scale = max(1.0, float(N.max()))
+        for _ in range(60):
+            vectors = [a + B @ N for a, B in parts]
+            sizes = np.array([math.sqrt(v @ v) for v in vectors])
+            gap = N - sizes
+            if np.abs(gap).max() <= 1e-14 * scale:
+                break
+            jac = np.eye(k) - np.array([v @ B / max(sz, 1e-300) for v, (_, B), sz in zip(vectors, parts, sizes)])
+            N = N - np.linalg.solve(jac, gap)
+        return np.array([math.sqrt(v @ v) for v in (a + B @ N for a, B in parts)])
 
     def friction_modes(self, t, q, qd, p) -> tuple[int, ...]:
         """Modes from the state: sliding where ``|s|`` is not zero, else stick if static friction can hold."""

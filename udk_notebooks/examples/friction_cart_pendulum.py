@@ -56,7 +56,11 @@ friction holds while ``|F| <= mu_s N``. Because ``F`` moves ``theta''``, which
 moves ``N``, the sliding system has a unique solution only while its
 determinant ``l (m_1 + m_2 sin^2 theta - mu sgn(X') m_2 sin(theta) cos(theta))``
 stays positive: for ``mu < 2 sqrt(m_1 (m_1 + m_2)) / m_2`` it never vanishes
-(a Painleve-type limit, far above the floor's ``mu`` here).
+(a Painleve-type limit, far above the floor's ``mu`` here). The same bound
+keeps the package's gain ``mu m_2 |sin(theta) cos(theta)| / (m_1 + m_2 sin^2 theta)``
+below one, which :class:`~udk_notebooks.model.CoulombFriction` needs for
+exactly one (bilateral) normal force; above it a simulation stops with a
+ValueError that names the inconsistency.
 
 :func:`event_driven` integrates these equations with ``solve_ivp`` and
 events (``X' = 0`` while sliding, ``|F| = mu_s N`` while sticking), a second
