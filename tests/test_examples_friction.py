@@ -227,3 +227,21 @@ def test_normal_none_keeps_the_whole_ideal_force():
     motion = system.compile().motion(0.0, q, qd)
     expected = -0.2 * np.linalg.norm(motion.ideal) * qd[0]
     assert motion.nonideal @ qd == pytest.approx(expected, rel=1e-12)
+
+
+def test_redundant_rows_give_one_normal_force_or_a_refusal():
+    x1, y1, x2, y2 = dynamicsymbols("x1 y1 x2 y2")
+    length = sm.Symbol("l")
+
+    def block(normal, twice):
+        return udk.Model([x1, y1, x2, y2], mass_matrix=sm.eye(4), potential_energy=9.81 * (y1 + y2),
+                         holonomic=[y1, (x2 - x1) ** 2 + (y2 - y1) ** 2 - length**2] + ([2 * y1] if twice else []),
+                         friction=[CoulombFriction(x1.diff(), 0.2, normal=normal)], parameters={length: 1.0})
+
+    q = np.array([0.0, 0.0, np.sin(0.5), -np.cos(0.5)])
+    qd = np.array([1.0, 0.0, 1.0, 0.0])
+    single = block(y1, twice=False).compile().motion(0.0, q, qd)
+    both = block([y1, 2 * y1], twice=True).compile().motion(0.0, q, qd)  # dependence within the named rows
+    np.testing.assert_allclose(both.qdd, single.qdd, atol=1e-10)
+    with pytest.raises(ValueError, match="depend on other constraint rows"):
+        block(y1, twice=True).compile().motion(0.0, q, qd)

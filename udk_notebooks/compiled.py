@@ -300,13 +300,13 @@ class CompiledModel:
         data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1)
         stuck = [i for i, mode in enumerate(modes) if mode == 0]
         sliding = [i for i, mode in enumerate(modes) if mode != 0]
-        modes_index = range(len(modes))
         if stuck:
             A = np.vstack([A, data[stuck, 4:]])
             b = np.concatenate([b, -data[stuck, 1]])
 
         holding = []
         normals = self.model.friction_normals
+        pressed = any(rows is not None for rows in normals)  # some contact names its normal rows
 
         def nonideal(ideal):
             if stuck:  # the ideal force splits into the geometric part and the holding forces
@@ -321,9 +321,8 @@ class CompiledModel:
             for i in sliding:
                 if normals[i] is None:
                     total -= data[i, 2] * size * modes[i] * data[i, 4:]
-            if any(normals[i] is not None for i in modes_index):
-                return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normals, size, ratios,
-                                              lam if stuck else None)
+            if pressed:
+                return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normals, size, ratios)
             if stuck:
                 for j, i in enumerate(stuck):
                     slope = data[i, 4:]
@@ -336,8 +335,7 @@ class CompiledModel:
             motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
         return motion, ratios
 
-    def _pressed_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normals, size, ratios,
-                          known=None) -> np.ndarray:
+    def _pressed_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normals, size, ratios) -> np.ndarray:
         """The nonideal vector when some contacts name their normal rows (``CoulombFriction.normal``).
 
         The reaction of the constraints is ``A^T lambda = F^L + F^C - C``
@@ -352,8 +350,7 @@ class CompiledModel:
         one solution when the matrix of gains ``W_ij = || A_Ki^T Lambda_Ki,j ||``
         has spectral radius below one; otherwise friction and normal force
         feed each other (a Painleve-type inconsistency) and a ValueError says
-        so. Fills ``ratios`` for sticking contacts; returns ``C``. ``known``
-        may hold the multipliers of ``F^L`` alone, already computed.
+        so. Fills ``ratios`` for sticking contacts; returns ``C``.
         """
         m = self.m
         sliding_normal = [i for i, mode in enumerate(modes) if mode != 0 and normals[i] is not None]
@@ -363,12 +360,11 @@ class CompiledModel:
             return solve(M, Q, A, b, force, factor=factor).nonideal - force
 
         units = [-data[i, 2] * modes[i] * data[i, 4:] for i in sliding_normal]
-        if known is not None and not units and not np.any(fixed):
-            lam = known[:, None]  # nothing but F^L: its multipliers are known
-        else:
-            base = ideal + (reaction(fixed) if np.any(fixed) else 0.0)
-            columns = np.column_stack([base] + [reaction(e) for e in units])
-            lam, *_ = np.linalg.lstsq(A.T, columns, rcond=None)  # shape (rows of A, 1 + k)
+        base = ideal + (reaction(fixed) if np.any(fixed) else 0.0)
+        columns = np.column_stack([base] + [reaction(e) for e in units])
+        lam, _, rank, _ = np.linalg.lstsq(A.T, columns, rcond=None)  # shape (rows of A, 1 + k)
+        if rank < A.shape[0]:
+            self._check_normals_determined(A, normals, rank)
 
         def pieces(i):  # force of contact i's normal rows: a + B @ N
             rows = list(normals[i])
@@ -393,6 +389,28 @@ class CompiledModel:
                 limit = math.sqrt(force @ force)
             ratios[i] = multiplier * math.sqrt(slope @ slope) / max(data[i, 3] * limit, 1e-300)
         return total
+
+    @staticmethod
+    def _check_normals_determined(A, normals, rank) -> None:
+        """Refuse named normal rows whose reaction dependent rows leave undetermined.
+
+        With dependent rows only the sum ``A^T lambda`` is fixed. The force of
+        the named rows ``K`` is still unique when ``rank(A_K) + rank(A_rest)
+        = rank(A)`` (the dependence lies within ``K`` or within the rest);
+        otherwise any split between them would do, and the minimum-norm one
+        would be an arbitrary answer.
+        """
+        for i, rows in enumerate(normals):
+            if rows is None:
+                continue
+            rest = [r for r in range(A.shape[0]) if r not in rows]
+            own = np.linalg.matrix_rank(A[list(rows)])
+            others = np.linalg.matrix_rank(A[rest]) if rest else 0
+            if own + others > rank:
+                raise ValueError(
+                    f"friction contact {i}: its `normal` rows {list(rows)} depend on other constraint rows here, "
+                    "so the constraints' reaction cannot be split between them and its normal force is not "
+                    "determined. Remove the redundant constraint, or name all the rows it depends on in `normal`")
 
     @staticmethod
     def _normal_sizes(parts) -> np.ndarray:

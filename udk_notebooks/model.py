@@ -62,8 +62,11 @@ class CoulombFriction:
       total constraint force ``F^L + F^C`` minus ``C``, not to ``F^L`` alone:
       ``N`` is then found together with ``C`` (see
       :meth:`udk_notebooks.compiled.CompiledModel.solve_modes`). Dependent
-      (redundant) rows leave ``lambda`` undetermined; the minimum-norm
-      multipliers are used, so give the normal rows independent of the rest.
+      (redundant) rows leave ``lambda`` undetermined: the minimum-norm
+      multipliers are used, which give the one normal force there is when the
+      dependence lies within the named rows or within the others; when named
+      rows depend on other rows the split is arbitrary, and the solver
+      refuses with a ValueError.
 
     For the block on the incline ``y = x tan(alpha)`` of the encyclopedia
     article, ``s = cos(alpha) x' + sin(alpha) y'`` reproduces its
