@@ -311,7 +311,7 @@ class CompiledModel:
         def nonideal(ideal):
             if stuck:  # the ideal force splits into the geometric part and the holding forces
                 rows = A[self.m :]
-                lam, *_ = np.linalg.lstsq(A.T, ideal, rcond=None)
+                lam, _, rank, _ = np.linalg.lstsq(A.T, ideal, rcond=None)
                 holding.append(rows.T @ lam[self.m :])
                 normal = ideal - holding[0]
             else:
@@ -322,7 +322,9 @@ class CompiledModel:
                 if normals[i] is None:
                     total -= data[i, 2] * size * modes[i] * data[i, 4:]
             if pressed:
-                return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normals, size, ratios)
+                known = (lam, rank) if stuck else None
+                return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normals, size, ratios,
+                                              known)
             if stuck:
                 for j, i in enumerate(stuck):
                     slope = data[i, 4:]
@@ -335,7 +337,8 @@ class CompiledModel:
             motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
         return motion, ratios
 
-    def _pressed_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normals, size, ratios) -> np.ndarray:
+    def _pressed_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normals, size, ratios,
+                          known=None) -> np.ndarray:
         """The nonideal vector when some contacts name their normal rows (``CoulombFriction.normal``).
 
         The reaction of the constraints is ``A^T lambda = F^L + F^C - C``
@@ -350,7 +353,9 @@ class CompiledModel:
         one solution when the matrix of gains ``W_ij = || A_Ki^T Lambda_Ki,j ||``
         has spectral radius below one; otherwise friction and normal force
         feed each other (a Painleve-type inconsistency) and a ValueError says
-        so. Fills ``ratios`` for sticking contacts; returns ``C``.
+        so. Fills ``ratios`` for sticking contacts; returns ``C``. ``known`` may
+        hold the multipliers of ``F^L`` alone and the rank of ``A``, already
+        computed (used when there is nothing else to add).
         """
         m = self.m
         sliding_normal = [i for i, mode in enumerate(modes) if mode != 0 and normals[i] is not None]
@@ -360,9 +365,12 @@ class CompiledModel:
             return solve(M, Q, A, b, force, factor=factor).nonideal - force
 
         units = [-data[i, 2] * modes[i] * data[i, 4:] for i in sliding_normal]
-        base = ideal + (reaction(fixed) if np.any(fixed) else 0.0)
-        columns = np.column_stack([base] + [reaction(e) for e in units])
-        lam, _, rank, _ = np.linalg.lstsq(A.T, columns, rcond=None)  # shape (rows of A, 1 + k)
+        if known is not None and not units and not np.any(fixed):
+            lam, rank = known[0][:, None], known[1]  # the reaction is F^L alone
+        else:
+            base = ideal + (reaction(fixed) if np.any(fixed) else 0.0)
+            columns = np.column_stack([base] + [reaction(e) for e in units])
+            lam, _, rank, _ = np.linalg.lstsq(A.T, columns, rcond=None)  # shape (rows of A, 1 + k)
         if rank < A.shape[0]:
             self._check_normals_determined(A, normals, rank)
 

@@ -102,6 +102,10 @@ class CoulombFriction:
     static_coefficient: sm.Expr | None = None
     normal: sm.Expr | int | Sequence[sm.Expr | int] | None = None
 
+    def __post_init__(self):
+        if isinstance(self.normal, list):  # a frozen contact keeps a tuple, which hashes
+            object.__setattr__(self, "normal", tuple(self.normal))
+
 
 def _as_column(values, name: str, n: int | None = None) -> sm.Matrix:
     if values is None:
