@@ -27,7 +27,8 @@ from udk_notebooks.model import CoulombFriction
 def variants():
     named = fcp.model()
     c = named.friction[0]
-    whole = dataclasses.replace(named, friction=[CoulombFriction(c.sliding_velocity, c.coefficient, c.static_coefficient)])
+    whole = dataclasses.replace(
+        named, friction=[CoulombFriction(c.sliding_velocity, c.coefficient, c.static_coefficient)])
     return {"normal=y1": named, "normal=None": whole}
 
 
