@@ -22,6 +22,7 @@ from sympy.physics.mechanics import dynamicsymbols
 
 import udk_notebooks as udk
 from udk_notebooks.examples import friction_cart_pendulum as fcp
+from udk_notebooks.compiled import HOLD_RTOL
 from udk_notebooks.model import CoulombFriction
 
 SPAN = 4.0
@@ -157,17 +158,32 @@ def test_other_integrators_find_the_same_switches(runs, method, options):
 
 
 def test_sticking_contact_released_at_its_limit_without_refiring():
-    """The whole-system |F^L| (normal=None) is the setting that hit `max_switches`: the limit event was
+    """The whole-system |F^L| (normal=None) in the setting that hit `max_switches` before: the limit event was
     located on the near side of the limit, the contact was held again, and the event fired again at once."""
-    system = fcp.model()
+    setting = dict(m1=1.0, m2=1.0, l=1.0, mu=0.2, mu_s=0.3)
+    system = fcp.model(**setting)
     contact = system.friction[0]
     whole = dataclasses.replace(system, friction=[CoulombFriction(contact.sliding_velocity, contact.coefficient,
                                                                   contact.static_coefficient)])
     assert whole.friction_normals == (None,)
-    q0, qd0 = fcp.initial_state(angle=ANGLE)
-    run = udk.simulate(whole, (0.0, 3.0), q0, qd0, method="DOP853", rtol=1e-9, atol=1e-12, max_switches=20)
-    times, modes = _switches(run)
-    assert 2 <= len(times) <= 10 and 0 in modes.tolist() and np.all(np.diff(times) > 1e-3)
+    q0, qd0 = fcp.initial_state(angle=1.0, **setting)
+    for method in ("DOP853", "RK45"):
+        run = udk.simulate(whole, (0.0, 3.0), q0, qd0, method=method, rtol=1e-9, atol=1e-12, max_switches=20)
+        times, modes = _switches(run)
+        np.testing.assert_allclose(times, [0.61412205, 0.6174423, 1.59188556], atol=1e-6)  # fixed-step RK4 too
+        np.testing.assert_array_equal(modes, [0, -1, 0])
+
+
+def test_release_at_the_limit_depends_on_the_crossing():
+    """Within HOLD_RTOL above the limit a contact found at rest stays; one whose limit event fired slides."""
+    compiled = fcp.model().compile()
+    q, qd = fcp.initial_state(0.0, 0.9, 0.0, 0.5)
+    _, ratios = compiled.solve_modes(0.0, q, qd, compiled.parameters(), (0,))
+    at_limit = compiled.parameters(mu_s=0.25 * abs(ratios[0]) / (1 + HOLD_RTOL / 2))
+    _, ratios = compiled.solve_modes(0.0, q, qd, at_limit, (0,))
+    assert 1 < abs(ratios[0]) < 1 + HOLD_RTOL
+    assert compiled.release(0.0, q, qd, at_limit, (0,), [0]) == (0,)
+    assert compiled.release(0.0, q, qd, at_limit, (0,), [0], crossed=[0]) == (-int(np.sign(ratios[0])),)
 
 
 @pytest.mark.parametrize("direction", [1, -1])
