@@ -261,3 +261,24 @@ def test_redundant_rows_give_one_normal_force_or_a_refusal():
     np.testing.assert_allclose(both.qdd, single.qdd, atol=1e-10)
     with pytest.raises(ValueError, match="depend on other constraint rows"):
         block(y1, twice=True).compile().motion(0.0, q, qd)
+
+
+def test_two_contacts_solve_their_normal_forces_together():
+    """Two copies of the system in one model (Newton's method for two normal forces) move as each alone."""
+    a = dynamicsymbols("a1 b1 a2 b2")
+    single = fcp.model()
+    rename = dict(zip(single.coordinates, a))
+    twin = lambda e: e.xreplace(rename)  # noqa: E731
+    both = udk.Model(
+        [*single.coordinates, *a],
+        kinetic_energy=single.T + twin(single.T), potential_energy=single.V + twin(single.V),
+        holonomic=[*single.phi, *(twin(e) for e in single.phi)],
+        friction=[single.friction[0], CoulombFriction(twin(single.friction[0].sliding_velocity), fcp.mu, fcp.mu_s,
+                                                      normal=twin(fcp.FLOOR))],
+        parameters=single.parameters)
+    assert both.friction_normals == ((0,), (2,))
+    q1, qd1 = fcp.initial_state(0.0, 0.7, 0.5, 1.0)
+    q2, qd2 = fcp.initial_state(0.2, -1.3, -0.4, 2.0)
+    motion = both.compile().motion(0.0, np.r_[q1, q2], np.r_[qd1, qd2])
+    alone = [single.compile().motion(0.0, q, qd).qdd for q, qd in ((q1, qd1), (q2, qd2))]
+    np.testing.assert_allclose(motion.qdd, np.concatenate(alone), atol=1e-10)
