@@ -305,11 +305,13 @@ class CompiledModel:
             b = np.concatenate([b, -data[stuck, 1]])
 
         holding = []
+        normals = self.model.friction_normals
+        pressed = any(rows is not None for rows in normals)  # some contact names its normal rows
 
         def nonideal(ideal):
             if stuck:  # the ideal force splits into the geometric part and the holding forces
                 rows = A[self.m :]
-                lam, *_ = np.linalg.lstsq(A.T, ideal, rcond=None)
+                lam, _, rank, _ = np.linalg.lstsq(A.T, ideal, rcond=None)
                 holding.append(rows.T @ lam[self.m :])
                 normal = ideal - holding[0]
             else:
@@ -317,7 +319,12 @@ class CompiledModel:
             size = math.sqrt(normal @ normal)
             total = np.zeros(self.n) if symbolic_C is None else symbolic_C.copy()
             for i in sliding:
-                total -= data[i, 2] * size * modes[i] * data[i, 4:]
+                if normals[i] is None:
+                    total -= data[i, 2] * size * modes[i] * data[i, 4:]
+            if pressed:
+                known = (lam, rank) if stuck else None
+                return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normals, size, ratios,
+                                              known)
             if stuck:
                 for j, i in enumerate(stuck):
                     slope = data[i, 4:]
@@ -330,6 +337,123 @@ class CompiledModel:
             motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
         return motion, ratios
 
+    def _pressed_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normals, size, ratios,
+                          known=None) -> np.ndarray:
+        """The nonideal vector when some contacts name their normal rows (``CoulombFriction.normal``).
+
+        The reaction of the constraints is ``A^T lambda = F^L + F^C - C``
+        (``M q'' = Q + A^T lambda + C`` beside Eq. 8 of the 2005 paper); since
+        ``F^C`` is linear in ``C`` (Eq. 11), the reaction to a friction force
+        ``e`` is ``r(e) = F^C(e) - e``, one more solve of the same equation. A
+        sliding contact ``j`` pushes ``C`` by ``N_j e_j`` with
+        ``e_j = -mu_j sgn(s_j) ds_j/dq'``, so the multipliers are affine in the
+        normal forces, ``lambda = lambda_0 + Lambda N`` (minimum-norm, by
+        least squares), and each ``N_i = || A_Ki^T lambda_Ki ||`` over its rows
+        ``K_i``: a small fixed point (see :meth:`_normal_sizes`). It has exactly
+        one solution when the matrix of gains ``W_ij = || A_Ki^T Lambda_Ki,j ||``
+        has spectral radius below one; otherwise friction and normal force
+        feed each other (a Painleve-type inconsistency) and a ValueError says
+        so. Fills ``ratios`` for sticking contacts; returns ``C``. ``known`` may
+        hold the multipliers of ``F^L`` alone and the rank of ``A``, already
+        computed (used when there is nothing else to add).
+        """
+        m = self.m
+        sliding_normal = [i for i, mode in enumerate(modes) if mode != 0 and normals[i] is not None]
+        stuck = [i for i, mode in enumerate(modes) if mode == 0]
+
+        def reaction(force):  # r(e) = F^C(e) - e for the constraints in force now (stick rows included)
+            return solve(M, Q, A, b, force, factor=factor).nonideal - force
+
+        units = [-data[i, 2] * modes[i] * data[i, 4:] for i in sliding_normal]
+        if known is not None and not units and not np.any(fixed):
+            lam, rank = known[0][:, None], known[1]  # the reaction is F^L alone
+        else:
+            base = ideal + (reaction(fixed) if np.any(fixed) else 0.0)
+            columns = np.column_stack([base] + [reaction(e) for e in units])
+            lam, _, rank, _ = np.linalg.lstsq(A.T, columns, rcond=None)  # shape (rows of A, 1 + k)
+        if rank < A.shape[0]:
+            self._check_normals_determined(A, normals, rank)
+
+        def pieces(i):  # force of contact i's normal rows: a + B @ N
+            rows = list(normals[i])
+            return A[rows].T @ lam[rows, 0], A[rows].T @ lam[rows, 1:]
+
+        k = len(sliding_normal)
+        N = np.zeros(k)
+        if k:
+            parts = [pieces(i) for i in sliding_normal]
+            N = self._normal_sizes(parts)
+        total = fixed.copy()
+        for j, e in zip(N, units):
+            total += j * e
+        for j, i in enumerate(stuck):
+            slope = data[i, 4:]
+            multiplier = lam[m + j, 0] + lam[m + j, 1:] @ N
+            if normals[i] is None:
+                limit = size
+            else:
+                a, B = pieces(i)
+                force = a + B @ N
+                limit = math.sqrt(force @ force)
+            ratios[i] = multiplier * math.sqrt(slope @ slope) / max(data[i, 3] * limit, 1e-300)
+        return total
+
+    @staticmethod
+    def _check_normals_determined(A, normals, rank) -> None:
+        """Refuse named normal rows whose reaction dependent rows leave undetermined.
+
+        With dependent rows only the sum ``A^T lambda`` is fixed. The force of
+        the named rows ``K`` is still unique when ``rank(A_K) + rank(A_rest)
+        = rank(A)`` (the dependence lies within ``K`` or within the rest);
+        otherwise any split between them would do, and the minimum-norm one
+        would be an arbitrary answer.
+        """
+        for i, rows in enumerate(normals):
+            if rows is None:
+                continue
+            rest = [r for r in range(A.shape[0]) if r not in rows]
+            own = np.linalg.matrix_rank(A[list(rows)])
+            others = np.linalg.matrix_rank(A[rest]) if rest else 0
+            if own + others > rank:
+                raise ValueError(
+                    f"friction contact {i}: its `normal` rows {list(rows)} depend on other constraint rows here, "
+                    "so the constraints' reaction cannot be split between them and its normal force is not "
+                    "determined. Remove the redundant constraint, or name all the rows it depends on in `normal`")
+
+    @staticmethod
+    def _normal_sizes(parts) -> np.ndarray:
+        """The normal forces ``N_i = || a_i + B_i N ||`` of sliding contacts, given ``(a_i, B_i)`` per contact.
+
+        One contact: ``N^2 = |a + B N|^2`` is a quadratic whose one root
+        ``N >= 0`` is taken in closed form when ``|B| < 1``. Several: Newton's
+        method from ``N = |a_i|``, after the check that the gains
+        ``W_ij = |B_i[:, j]|`` have spectral radius below one (then the map
+        is a contraction and the fixed point unique).
+        """
+        k = len(parts)
+        gains = np.array([[math.sqrt(B[:, j] @ B[:, j]) for j in range(k)] for _, B in parts])
+        gain = gains[0, 0] if k == 1 else float(max(abs(np.linalg.eigvals(gains))))
+        if gain >= 1.0:
+            raise ValueError(
+                "Coulomb friction with `normal`: the normal force of a sliding contact changes with its own "
+                f"friction at a gain of {gain:.3g} >= 1, so no normal force or more than one is consistent "
+                "(a Painleve-type inconsistency). Lower the friction coefficient `mu`, or change the geometry")
+        if k == 1:
+            a, B = parts[0][0], parts[0][1][:, 0]
+            ab, aa, bb = a @ B, a @ a, B @ B
+            return np.array([(ab + math.sqrt(ab * ab + (1.0 - bb) * aa)) / (1.0 - bb)])
+        N = np.array([math.sqrt(a @ a) for a, _ in parts])
+        scale = max(1.0, float(N.max()))
+        for _ in range(60):
+            vectors = [a + B @ N for a, B in parts]
+            sizes = np.array([math.sqrt(v @ v) for v in vectors])
+            gap = N - sizes
+            if np.abs(gap).max() <= 1e-14 * scale:
+                break
+            jac = np.eye(k) - np.array([v @ B / max(sz, 1e-300) for v, (_, B), sz in zip(vectors, parts, sizes)])
+            N = N - np.linalg.solve(jac, gap)
+        return np.array([math.sqrt(v @ v) for v in (a + B @ N for a, B in parts)])
+
     def friction_modes(self, t, q, qd, p) -> tuple[int, ...]:
         """Modes from the state: sliding where ``|s|`` is not zero, else stick if static friction can hold."""
         if not self.n_friction:
@@ -339,11 +463,19 @@ class CompiledModel:
         modes = tuple(int(np.sign(s)) if abs(s) > STICK_SPEED * speed_scale else 0 for s in data[:, 0])
         return self.release(t, q, qd, p, modes, [i for i, mode in enumerate(modes) if mode == 0])
 
-    def release(self, t, q, qd, p, modes, contacts) -> tuple[int, ...]:
+    def release(self, t, q, qd, p, modes, contacts, crossed=()) -> tuple[int, ...]:
         """Modes once the given contacts are at rest: each sticks if static friction can hold it, else slides.
 
         A released contact slides against the holding force it would need,
         which kinetic friction then opposes.
+
+        ``crossed`` lists sticking contacts whose holding force has just
+        reached the static limit ``(1 + HOLD_RTOL) mu_s N`` (an event located
+        by an integrator). An event time is located only to rounding, often on
+        the near side of the limit, where a contact would be held again and
+        the event would fire again at once, without end. So these contacts are
+        released when ``|ratio| > 1 - HOLD_RTOL``: past the limit by more than
+        rounding, or at it while the holding force still grows.
 
         Raises
         ------
@@ -359,7 +491,8 @@ class CompiledModel:
         if not contacts:
             return tuple(new)
         _, ratios = self.solve_modes(t, q, qd, p, tuple(new))
-        released = [i for i in contacts if abs(ratios[i]) > 1 + HOLD_RTOL]
+        crossed = {int(i) for i in crossed}
+        released = [i for i in contacts if abs(ratios[i]) > 1 + (-HOLD_RTOL if i in crossed else HOLD_RTOL)]
         for i in released:
             new[i] = -int(np.sign(ratios[i]))
         if released:

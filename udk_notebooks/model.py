@@ -19,6 +19,7 @@ fields are sympy matrices in the generalized coordinates ``q(t)``:
 
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -41,10 +42,31 @@ class CoulombFriction:
 
     While sliding, the contact adds ``C = -mu N sgn(s) ds/dq'`` to the
     nonideal vector, where ``s`` is the sliding velocity and ``N`` is the size
-    of the normal force, taken as the Euclidean norm of the ideal constraint
-    force ``F^L`` (which does not depend on ``C``, 2005 paper Eq. 10). Its
-    power is ``-mu N |s|``. While sticking, ``s' = 0`` is added as an ideal
-    constraint for as long as ``|holding force| <= mu_s N``.
+    of the normal force. Its power is ``-mu N |s|``. While sticking, ``s' = 0``
+    is added as an ideal constraint for as long as ``|holding force| <= mu_s N``.
+
+    Which force is the normal force:
+
+    * ``normal=None`` (default): ``N`` is the Euclidean norm of the whole ideal
+      constraint force ``F^L`` (which does not depend on ``C``, 2005 paper
+      Eq. 10). That is right for a single body on a single surface, where
+      ``F^L`` is the contact's reaction and nothing else.
+    * ``normal`` names the constraint rows whose reaction presses the contact
+      together (the floor under a block), when the system has other
+      constraints too (joints, whose forces are no normal force). With the
+      reaction multipliers ``lambda`` of ``M q'' = Q + C + A^T lambda`` the
+      normal force is ``N = || sum_k A_k^T lambda_k ||`` over the named rows
+      ``k``. In a multibody system the reaction also answers the friction
+      force itself (sliding friction on a cart changes the swing of a pendulum
+      it carries, and so the load on the floor), so ``lambda`` belongs to the
+      total constraint force ``F^L + F^C`` minus ``C``, not to ``F^L`` alone:
+      ``N`` is then found together with ``C`` (see
+      :meth:`udk_notebooks.compiled.CompiledModel.solve_modes`). Dependent
+      (redundant) rows leave ``lambda`` undetermined: the minimum-norm
+      multipliers are used, which give the one normal force there is when the
+      dependence lies within the named rows or within the others; when named
+      rows depend on other rows the split is arbitrary, and the solver
+      refuses with a ValueError.
 
     For the block on the incline ``y = x tan(alpha)`` of the encyclopedia
     article, ``s = cos(alpha) x' + sin(alpha) y'`` reproduces its
@@ -59,11 +81,30 @@ class CoulombFriction:
         Kinetic friction coefficient ``mu``.
     static_coefficient : sympy expression or float, optional
         Static coefficient ``mu_s`` (defaults to ``mu``).
+    normal : sympy expression, int, or sequence of them, optional
+        The constraint(s) that carry this contact's normal force: each one a
+        holonomic or nonholonomic constraint expression exactly as given to
+        :class:`Model`, or an index into the rows of ``A`` (holonomic rows
+        first). ``None`` (default) takes ``N = |F^L|``.
+
+    Examples
+    --------
+    A cart on a rough floor ``y1 = 0`` that carries a pendulum on a rod::
+
+        floor = y1
+        rod = (x2 - x1)**2 + (y2 - y1)**2 - l**2
+        Model(..., holonomic=[floor, rod],
+              friction=[CoulombFriction(x1.diff(), mu, mu_s, normal=floor)])
     """
 
     sliding_velocity: sm.Expr
     coefficient: sm.Expr
     static_coefficient: sm.Expr | None = None
+    normal: sm.Expr | int | Sequence[sm.Expr | int] | None = None
+
+    def __post_init__(self):
+        if isinstance(self.normal, list):  # a frozen contact keeps a tuple, which hashes
+            object.__setattr__(self, "normal", tuple(self.normal))
 
 
 def _as_column(values, name: str, n: int | None = None) -> sm.Matrix:
@@ -176,6 +217,9 @@ class Model:
         ``-dL/dt`` make up ``dh/dt`` (power theorem).
     explicit_time_power : sympy expression
         ``-dL/dt`` at fixed ``q, q'``.
+    friction_normals : tuple, one entry per friction contact
+        The rows of ``A`` named by each contact's ``normal`` (a tuple of
+        ints), or None where the contact takes ``N = |F^L|``.
     """
 
     coordinates: Sequence[sm.Function]
@@ -300,7 +344,51 @@ class Model:
         }
         for key, value in derived.items():
             object.__setattr__(self, key, sm.ImmutableMatrix(value) if isinstance(value, sm.MatrixBase) else value)
+        object.__setattr__(self, "friction_normals", tuple(
+            self._normal_rows(i, c) for i, c in enumerate(self.friction)))
         self._check_symbols()
+
+    def _normal_rows(self, index: int, contact) -> tuple[int, ...] | None:
+        """Rows of ``A`` named by ``contact.normal``: each a constraint as given, or a row index."""
+        if not isinstance(contact, CoulombFriction):
+            raise ValueError(f"`friction[{index}]` must be a CoulombFriction; got {type(contact).__name__}")
+        if contact.normal is None:
+            return None
+        argument = f"friction[{index}].normal"
+        named = contact.normal
+        if isinstance(named, (str, bytes)) or not isinstance(named, (list, tuple, sm.MatrixBase)):
+            named = [named]
+        named = list(named)
+        if not named:
+            raise ValueError(f"`{argument}` is empty: name at least one constraint, or pass None for N = |F^L|")
+        given = [sm.sympify(e) for e in (*self.holonomic, *self.nonholonomic)]
+        rows = []
+        for entry in named:
+            if isinstance(entry, numbers.Integral) and not isinstance(entry, bool):
+                row = int(entry)
+                if not 0 <= row < len(given):
+                    raise ValueError(
+                        f"`{argument}`: row index {row} is out of range; the model has {len(given)} constraint "
+                        "row(s), holonomic first")
+            else:
+                try:
+                    expr = sm.sympify(entry)
+                except (sm.SympifyError, TypeError) as exc:
+                    raise ValueError(f"`{argument}` must name constraints (expressions or row indices); "
+                                     f"got {entry!r}") from exc
+                matches = [k for k, e in enumerate(given) if e == expr]
+                if not matches:
+                    matches = [k for k, e in enumerate(given) if sm.simplify(e - expr) == 0]
+                if not matches:
+                    listed = ", ".join(map(str, given)) or "none"
+                    raise ValueError(
+                        f"`{argument}`: {expr} is not one of the model's constraints ({listed}); pass the "
+                        "constraint expression exactly as given in `holonomic` or `nonholonomic`, or its row index")
+                row = matches[0]
+            if row in rows:
+                raise ValueError(f"`{argument}` names constraint row {row} twice; name each row once")
+            rows.append(row)
+        return tuple(rows)
 
     def _substitute_inputs(self) -> None:
         """Replace each declared input ``F(t)`` (and its derivatives) by its expression in every field."""
@@ -331,9 +419,16 @@ class Model:
         for key in ("forces", "nonideal", "holonomic", "nonholonomic"):
             if getattr(self, key) is not None:
                 object.__setattr__(self, key, [put(e) for e in getattr(self, key)])
+        def put_normal(named):  # the named constraints are matched against the substituted ones
+            if named is None or isinstance(named, int):
+                return named
+            if isinstance(named, (list, tuple)):
+                return type(named)(e if isinstance(e, int) else put(e) for e in named)
+            return put(named)
+
         object.__setattr__(self, "friction", tuple(
             replace(c, sliding_velocity=put(c.sliding_velocity), coefficient=put(c.coefficient),
-                    static_coefficient=put(c.static_coefficient))
+                    static_coefficient=put(c.static_coefficient), normal=put_normal(c.normal))
             if isinstance(c, CoulombFriction) else c
             for c in self.friction
         ))

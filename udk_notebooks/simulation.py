@@ -246,7 +246,8 @@ class _Segment:
 
 def _next_modes(cm, t, y, p, modes, fired) -> tuple[int, ...]:
     """Modes after contacts in ``fired`` reached a switch: a slider that stops, or a sticker tested again."""
-    return cm.release(t, y[: cm.n], y[cm.n :], p, modes, fired)
+    crossed = [i for i in fired if modes[i] == 0]  # the event says the holding force reached its limit
+    return cm.release(t, y[: cm.n], y[cm.n :], p, modes, fired, crossed)
 
 
 def _stick_velocity(cm, t, y, p, modes):

@@ -9,6 +9,7 @@ explorers all import from here.
 from . import carriage_pendulum
 from . import chain
 from . import double_pendulum
+from . import friction_cart_pendulum
 from . import growing_circle
 from . import incline_friction
 from . import inclined_line
@@ -22,6 +23,7 @@ __all__ = [
     "carriage_pendulum",
     "chain",
     "double_pendulum",
+    "friction_cart_pendulum",
     "growing_circle",
     "incline_friction",
     "inclined_line",

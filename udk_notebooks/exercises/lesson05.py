@@ -2,10 +2,11 @@
 
 Expected answers come from the Cartesian double pendulum's ideal force
 ``F^L`` (joint reactions), the closed-form normal modes of the sprung
-carriage pendulum, simulations of the driven carriage, and, for the student's
-own model, the angle equation of a pendulum with a torsion spring. Source:
+carriage pendulum, simulations of the driven carriage, for the student's
+own model, the angle equation of a pendulum with a torsion spring, and the
+floor's reaction in the block carrying a pendulum on a rough floor. Source:
 lecture slides "Multibody systems", Chapter 9 (Examples 9.5-9.9, Exercise 4:14,
-the power theorem).
+Coulomb dry friction, the power theorem).
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ import functools
 
 import numpy as np
 
-from ..examples import carriage_pendulum, double_pendulum
+from ..examples import carriage_pendulum, double_pendulum, friction_cart_pendulum
 from ..model import Model
 from ..simulation import simulate
 from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4"]
+__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
 
 GRAVITY = 9.81
 _PENDULUM = {"m1": 1.5, "m2": 0.5, "l1": 1.0, "l2": 1.0, "g": GRAVITY}
 _SPRING_PENDULUM = {"m": 0.4, "l": 0.8, "k": 3.0, "g": GRAVITY}
+_RELEASE_ANGLE = 0.6
 
 
 @checker("a number: the size of the pin force at O in N")
@@ -144,3 +146,59 @@ def check_4(spring_pendulum) -> Feedback:
                     f"at theta = {angle} rad your model gives theta'' = {got:.6g} rad/s^2, expected {want:.6g}.")
             return Feedback(False, hint)
     return Feedback(True, "Your model matches theta'' = -(g / l) sin(theta) - k theta / (m l^2) at every state tried.")
+
+
+def _floor_reaction(angle: float) -> tuple[float, float]:
+    """Normal force of the floor and ``|F^L|`` when the bob is let go from rest at ``angle``, the block held.
+
+    The constraint force ``F^L + F^C`` of the Cartesian model is split into the reactions of the floor, the
+    rod and the holding (stick) row by least squares: ``F^L + F^C = A^T lambda + F e_x1``.
+    """
+    compiled = friction_cart_pendulum.model().compile()
+    q, qd = friction_cart_pendulum.initial_state(0.0, angle)
+    p = compiled.parameters()
+    motion, _ = compiled.solve_modes(0.0, q, qd, p, (0,))
+    _, _, A, _, _ = compiled.evaluate(0.0, q, qd, p)
+    rows = np.vstack([A, [1.0, 0.0, 0.0, 0.0]])
+    lam = np.linalg.lstsq(rows.T, motion.ideal + motion.nonideal, rcond=None)[0]
+    return float(lam[0]), float(np.linalg.norm(motion.ideal))
+
+
+@checker("a number: the floor's normal force N in N")
+def check_5(normal_force) -> Feedback:
+    """Exercise 5: the floor's normal force on the block the moment the bob is let go at 0.6 rad.
+
+    Parameters
+    ----------
+    normal_force : float
+        In N, for ``examples.friction_cart_pendulum`` with its defaults
+        (``m1 = 1 kg``, ``m2 = 0.8 kg``, ``l = 0.8 m``), block and bob at rest,
+        static friction holding the block.
+
+    Returns
+    -------
+    Feedback
+        Compared with the floor's reaction split off the constraint force of
+        the Cartesian model.
+    """
+    value = number(normal_force, name="normal_force", unit="N")
+    values = {name: row.default for name, row in friction_cart_pendulum.PARAMETERS.items()}
+    block, bob, grav = values["m1"], values["m2"], values["g"]
+    expected, whole = _floor_reaction(_RELEASE_ANGLE)
+    if np.isclose(value, expected, rtol=1e-6):
+        return Feedback(True, f"N = {expected:.6g} N = g (m1 + m2 cos^2 theta): the rod's tension m2 g cos(theta) "
+                              "presses down only with its vertical part, so the floor carries less than the weight.")
+    if np.isclose(value, (block + bob) * grav, rtol=1e-6):
+        return Feedback(False, "that is the weight of block and bob; the bob starts to fall as it swings, so the "
+                               "floor carries less than the weight at that instant.")
+    if np.isclose(value, block * grav, rtol=1e-6):
+        return Feedback(False, "the rod passes part of the bob's weight on to the block: add the vertical part of "
+                               "its tension.")
+    if np.isclose(value, (block + bob * np.cos(_RELEASE_ANGLE)) * grav, rtol=1e-6):
+        return Feedback(False, "the rod's tension m2 g cos(theta) acts along the rod: only its vertical part, "
+                               "T cos(theta), presses on the block.")
+    if np.isclose(value, whole, rtol=1e-6):
+        return Feedback(False, "that is |F^L| of the whole system, which holds the rod's pull on the bob as well; "
+                               "the normal force is the floor's reaction alone.")
+    return Feedback(False, "with the bob at rest the rod's tension is m2 g cos(theta) (no centripetal part yet); "
+                           "add its vertical component to the block's weight.")
