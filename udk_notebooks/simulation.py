@@ -604,15 +604,12 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
         reason = _runaway(y_new, limit)
         if reason:
             return np.array(times), np.array(states).reshape(len(times), -1), log, (target, reason)
-        if monitor is not None and monitor.active:
-            if monitor.singular(target, y_new):
-                t_s, y_s = monitor.locate(lambda s, t=t, y=y: stepper(seg.rhs, t, y, s), t, h_now)
-                found = monitor.report(t_s, y_s)
-                if monitor.action != "warn":
-                    return np.array(times), np.array(states).reshape(len(times), -1), log, found
-                monitor.warn(found)
-            else:
-                monitor.rebase(target, y_new)
+        if monitor is not None and monitor.active and monitor.check_step(target, y_new):
+            t_s, y_s = monitor.locate(lambda s, t=t, y=y: stepper(seg.rhs, t, y, s), t, h_now)
+            found = monitor.report(t_s, y_s)
+            if monitor.action != "warn":
+                return np.array(times), np.array(states).reshape(len(times), -1), log, found
+            monitor.warn(found)
         t, y = target, y_new
         if keep is None or keep[k]:
             times.append(t), states.append(y), log.append(modes)
@@ -668,8 +665,10 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
 
             event.terminal, event.direction = True, -1
             events.append(event)
-        watching = monitor.events() if monitor is not None and monitor.active else []
-        events.extend(watching)
+        watching = monitor is not None and monitor.active
+        if watching:
+            monitor.rebase(t, y)
+            events.extend(monitor.events())
         events.append(runaway)
         sub_eval = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= tf)]
         sol = solve_ivp(seg.rhs, (t, tf), y, method=method, t_eval=sub_eval, rtol=rtol, atol=atol, events=events)
@@ -694,16 +693,15 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
             return (*_ordered(times, states, log), (t_stop, reason))
         rank_events = [te.size > 0 for te in sol.t_events[len(modes):-1]]
         if any(rank_events):
-            k = rank_events.index(True)  # 0: a measure fell below SINGULAR_RTOL; 1: a crossing or a turn
+            k = rank_events.index(True)  # 0: a measure fell below SINGULAR_RTOL; 1: a crossing (or a turn)
             t, y = float(sol.t_events[len(modes) + k][0]), sol.y_events[len(modes) + k][0]
-            if k == 0 or monitor.singular(t, y):
+            if k == 0 or monitor.below(t, y):
                 found = monitor.report(t, y)
                 if monitor.action != "warn":
                     before = [j for j, tj in enumerate(times) if tj < t]  # the trajectory ends before it
                     return (*_ordered(*([seq[j] for j in before] for seq in (times, states, log))), found)
                 monitor.warn(found)
-            else:
-                monitor.rebase(t, y)  # the reference spaces have turned: a new reference, no crossing
+            # else the spaces turned by a right angle within one step: the next call takes a new reference
             if t_eval is None:
                 times.append(t), states.append(y), log.append(modes)
             continue
@@ -716,8 +714,6 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         y = _stick_velocity(cm, t, y, p, modes)
         # Switching instants are always sampled: the force terms have kinks there.
         times.append(t), states.append(y), log.append(modes)
-        if monitor is not None and monitor.active:
-            monitor.rebase(t, y)
     return (*_ordered(times, states, log), None)
 
 

@@ -118,11 +118,30 @@ class SingularConfiguration:
 class _Measure:
     """Everything one check needs at one state (computed once, shared by the event functions)."""
 
-    __slots__ = ("rank_value", "mass_value", "signed", "turn", "U", "V", "u", "direction", "product")
+    __slots__ = ("value", "rank_value", "mass_value", "turn", "U", "V", "product", "u", "null")
+
+
+def _det(X: np.ndarray) -> float:
+    """Determinant of a small square matrix (closed forms up to 2 x 2: numpy's call costs more)."""
+    k = X.shape[0]
+    if k == 1:
+        return float(X[0, 0])
+    if k == 2:
+        return float(X[0, 0] * X[1, 1] - X[0, 1] * X[1, 0])
+    return float(np.linalg.det(X))
 
 
 class RankMonitor:
     """Watches the rank of the constraints and of the mass along one run (see the module docstring).
+
+    The sign test compares ``det(U^T A_s V)`` with the reference
+    ``(U, V)``: the leading ``r0`` left and right singular vectors at an
+    earlier point of the path. Fixed-step runs renew the reference at every
+    accepted step (:meth:`adopt`); scipy runs renew it in the event function
+    at every accepted step end where the sign has not changed (the solver
+    calls events at its accepted steps in order, and finds roots only after a
+    change of sign, between two points on the same side of any reference
+    taken so far), so no extra evaluation is needed.
 
     Parameters
     ----------
@@ -138,120 +157,137 @@ class RankMonitor:
     """
 
     def __init__(self, cm, p, t0: float, y0: np.ndarray, rtol: float = SINGULAR_RTOL):
-        self.cm, self.p, self.rtol, self.n = cm, p, rtol, cm.n
-        self.active = True
-        self._cache_key, self._cache = None, None
+        self.cm, self.p, self.rtol, self.n, self.m = cm, p, rtol, cm.n, cm.m
+        self.action = "stop"
+        self._key = self._last = None
+        self.U = self.V = None
+        self.product, self.reference_time = 1.0, -math.inf
         M, A, factor = self._matrices(t0, y0)
         sizes = np.sqrt(np.einsum("ij,ij->i", A, A))
-        self.row_scale = 1.0 / np.where(sizes > 0, sizes, 1.0)
-        s = _singular_values(A * self.row_scale[:, None])
+        self.row_scale = (1.0 / np.where(sizes > 0, sizes, 1.0))[:, None]
+        s = _svd(A * self.row_scale, uv=False) if A.size else np.zeros(0)
         self.sigma_scale = float(s[0]) if s.size and s[0] > 0 else 1.0
         self.rank = int(np.count_nonzero(s > rtol * self.sigma_scale))
-        # The mass cannot lose rank when it is constant and positive definite.
-        self.watch_mass = not (cm.constant_mass and factor is not None)
+        # The mass cannot lose rank when it is constant and positive definite (Cartesian coordinates).
+        self.watch_mass = not (cm.constant_mass and factor is not None) and self.rank < self.n
         self.mass_scale = 1.0
-        self.U = self.V = None
+        first = self.measure(t0, y0)
         if self.watch_mass:
-            first = self.measure(t0, y0, reference=False)
-            self.mass_scale = first.mass_value if 0 < first.mass_value < math.inf else 1.0
-            self.watch_mass = 0 < first.mass_value < math.inf
-            self._cache_key = None
+            self.watch_mass = 0 < first.mass_value < math.inf  # a start without unique accelerations fails anyway
+            self.mass_scale = first.mass_value if self.watch_mass else 1.0
+            self._key = None
+            first = self.measure(t0, y0)
         self.active = bool(self.rank or self.watch_mass)
-        self.rebase(t0, y0)
+        self.adopt(first, t0)
 
     # -- evaluation -----------------------------------------------------------------------------
     def _matrices(self, t, y):
         n = self.n
         M, _, A, _, _, factor = self.cm._evaluate(t, y[:n], y[n:], self.p)
-        return M, A[: self.cm.m], factor
+        return M, A[: self.m], factor
 
-    def measure(self, t: float, y: np.ndarray, reference: bool = True) -> _Measure:
-        """The measures at ``(t, y)``; cached for the last state (solve_ivp calls each event there)."""
-        key = (float(t), y.tobytes())
-        if key == self._cache_key:
-            return self._cache
+    def measure(self, t: float, y: np.ndarray) -> _Measure:
+        """The measures at ``(t, y)``, the sign test against the current reference; cached for the last state.
+
+        Written for the cost of small systems, where each numpy call costs more
+        than its arithmetic: one SVD, scalars as Python floats, no eigenvectors.
+        """
+        key = (t, y.tobytes())
+        if key == self._key:
+            return self._last
         M, A, _ = self._matrices(t, y)
         out = _Measure()
-        out.rank_value, out.mass_value, out.signed, out.turn = math.inf, math.inf, 1.0, 1.0
-        out.U = out.V = out.u = out.direction = None
-        out.product = 1.0
+        out.rank_value = out.mass_value = math.inf
+        out.turn, out.product, out.U, out.u, out.null = 1.0, 1.0, None, None, None
         r = self.rank
-        As = A * self.row_scale[:, None]
-        need_null = self.watch_mass and r < self.n
         if r:
-            U, s, Vt = _svd(As, full=need_null)
+            As = A * self.row_scale
+            U, s, Vt = _svd(As, full=self.watch_mass)
+            sl = s.tolist()
             out.U, out.V = U[:, :r], Vt[:r].T
-            out.rank_value = float(s[r - 1]) / self.sigma_scale
-            out.u = U[:, r - 1]
-            out.product = float(np.prod(s[:r]))
-            if reference and self.U is not None:
-                det = float(np.linalg.det(self.U.T @ As @ self.V))
-                out.signed = det / self.reference_product
+            out.rank_value = sl[r - 1] / self.sigma_scale
+            out.product = math.prod(sl[:r])
+            if self.U is not None:
+                det = _det(self.U.T @ As @ self.V)
                 out.turn = det / out.product if out.product > 0 else -1.0
-            null = Vt[r:].T if need_null else None
-        else:
-            null = np.eye(self.n) if need_null else None
-        if need_null:
-            K = null.T @ M @ null
-            lam, vec = np.linalg.eigh(K)
-            top = float(np.max(np.diag(M)))
-            out.mass_value = math.sqrt(max(float(lam[0]), 0.0) / top) / self.mass_scale if top > 0 else 0.0
-            out.direction = null @ vec[:, 0]
-        self._cache_key, self._cache = key, out
+            out.u = U[:, r - 1]
+            if self.watch_mass:
+                out.null = Vt[r:].T
+        if self.watch_mass:
+            K = M if out.null is None else out.null.T @ M @ out.null
+            lam = lapack.dsyevd(K, compute_v=0)[0].tolist()  # ascending
+            # 1 / sqrt(cond): the smallest singular value of M^(1/2) on the virtual displacements, relative
+            out.mass_value = math.sqrt(max(lam[0], 0.0) / lam[-1]) / self.mass_scale if lam[-1] > 0 else 0.0
+        out.value = min(out.rank_value, out.mass_value)
+        self._key, self._last = key, out
         return out
+
+    def _mass_direction(self, t: float, y: np.ndarray, out: _Measure) -> np.ndarray:
+        """The direction of ``q''`` with the least inertia on the virtual displacements (for reports)."""
+        M = self._matrices(t, y)[0]
+        null = np.eye(self.n) if out.null is None else out.null
+        _, vec = np.linalg.eigh(null.T @ M @ null)
+        return null @ vec[:, 0]
+
+    def adopt(self, out: _Measure, t: float) -> None:
+        """Take the point of the measure ``out`` (at time ``t``) as the reference of the sign test."""
+        if out.U is not None:
+            self.U, self.V, self.reference_time = out.U, out.V, t
+            self._key = None  # the cached sign test was against the old reference
 
     def rebase(self, t: float, y: np.ndarray) -> None:
         """Take ``(t, y)`` as the reference point of the sign test."""
-        if not self.rank:
-            return
-        self.U = self.V = None
-        self._cache_key = None
-        out = self.measure(t, y, reference=False)
-        self.U, self.V = out.U, out.V
-        self.reference_product = out.product or 1.0  # = det(U^T A_s V) at the reference itself
-        self._cache_key = None
+        self.adopt(self.measure(t, y), t)
 
     # -- decisions ------------------------------------------------------------------------------
+    def below(self, t: float, y: np.ndarray) -> bool:
+        """True when a measure at ``(t, y)`` is below :data:`SINGULAR_RTOL`."""
+        return self.measure(t, y).value < self.rtol
+
     def singular(self, t: float, y: np.ndarray) -> bool:
-        """True when ``(t, y)`` is singular, or the sign test says a crossing lies since the reference."""
+        """True when ``(t, y)`` is singular, or a rank loss was crossed since the reference."""
         out = self.measure(t, y)
-        return min(out.rank_value, out.mass_value) < self.rtol or out.signed <= 0
+        return out.value < self.rtol or out.turn <= 0
+
+    def check_step(self, t: float, y: np.ndarray) -> bool:
+        """:meth:`singular` for the end of an accepted fixed step; a regular end becomes the reference."""
+        out = self.measure(t, y)
+        if out.value < self.rtol or out.turn <= 0:
+            return True
+        self.adopt(out, t)
+        return False
 
     def threshold_event(self, t: float, y: np.ndarray) -> float:
         """Crosses zero downwards where a measure falls to :data:`SINGULAR_RTOL` (an event for solve_ivp)."""
-        out = self.measure(t, y)
-        return min(out.rank_value, out.mass_value) - self.rtol
+        return self.measure(t, y).value - self.rtol
 
-    def turn_event(self, t: float, y: np.ndarray) -> float:
-        """Crosses zero downwards at a crossing of a rank loss, or where the reference has turned too far.
+    def crossing_event(self, t: float, y: np.ndarray) -> float:
+        """Crosses zero downwards at a crossing of a rank loss (an event for solve_ivp).
 
-        ``det(U^T A_s V) / prod(sigma_i)`` is the signed product of the cosines
-        of the principal angles between the reference and current spaces: near
-        one while they stay close, it jumps to about minus one at a crossing
-        (the determinant changes sign, the singular values do not), and it falls
-        smoothly towards zero when the spaces turn. The caller tells the two
-        apart by :meth:`singular` at the located point, and renews the reference
-        (:meth:`rebase`) in the second case.
+        The value ``det(U^T A_s V) / prod(sigma_i)`` is the signed product of
+        the cosines of the principal angles between the reference and current
+        spaces: near one from step to step, it jumps to about minus one at a
+        crossing (the determinant changes sign, the singular values do not).
+        A positive value at a later time renews the reference. It could also
+        reach zero smoothly if the spaces turned by a right angle within one
+        step; the caller tells the two apart with :meth:`below` at the root.
         """
-        return self.measure(t, y).turn - TURN_LIMIT
+        out = self.measure(t, y)
+        if out.turn > 0 and t > self.reference_time:
+            self.U, self.V, self.reference_time = out.U, out.V, t
+        return out.turn
 
     def events(self) -> list:
-        """The terminal solve_ivp event functions of this monitor (empty when it watches nothing)."""
-        if not self.active:
-            return []
-
+        """The terminal solve_ivp event functions of this monitor: threshold, then crossing."""
         def threshold(t, y):
             return self.threshold_event(t, y)
 
-        threshold.terminal, threshold.direction = True, -1
-        found = [threshold]
-        if self.rank:
-            def turn(t, y):
-                return self.turn_event(t, y)
+        def crossing(t, y):
+            return self.crossing_event(t, y)
 
-            turn.terminal, turn.direction = True, -1
-            found.append(turn)
-        return found
+        threshold.terminal = crossing.terminal = True
+        threshold.direction = crossing.direction = -1
+        return [threshold, crossing] if self.rank else [threshold]
 
     def locate(self, step, t: float, h: float):
         """First singular point along a fixed step: bisection on the step length.
@@ -285,21 +321,22 @@ class RankMonitor:
         q, qd = y[:n], y[n:]
         where = (f"t = {t:.6g} (q = {np.array2string(q, precision=4)}, "
                  f"q' = {np.array2string(qd, precision=4)})")
-        constraints = out.rank_value <= out.mass_value or out.signed <= 0 or out.direction is None
+        constraints = out.rank_value <= out.mass_value or out.turn <= 0 or not self.watch_mass
         if constraints and out.u is not None:
             weights = np.abs(out.u)
             rows = tuple(int(i) for i in np.flatnonzero(weights >= 0.1 * weights.max()))
             labels = "; ".join(self._row_label(i) for i in rows)
             value = out.rank_value
             message = (
-                f"singular configuration at {where}: the constraint rows {labels} become dependent "
-                f"(relative singular value {value:.3g}, `SINGULAR_RTOL` = {self.rtol:g}; the rank was "
+                f"singular configuration at {where}: the constraint "
+                + (f"rows {labels} become dependent " if len(rows) > 1 else f"row {labels} vanishes ")
+                + f"(relative singular value {value:.3g}, `SINGULAR_RTOL` = {self.rtol:g}; the rank was "
                 f"{self.rank} at the start), so the motion past this point is not decided by the equations "
                 "(the run may take any branch there). Change the initial state to stay away from it, or pass "
                 "on_singular='warn' or 'ignore' to integrate through it anyway")
             return SingularConfiguration(float(t), np.array(y, dtype=float), "constraints", value, rows,
                                          np.array(out.u), message)
-        direction = out.direction if out.direction is not None else np.zeros(n)
+        direction = self._mass_direction(t, y, out)
         weights = np.abs(direction)
         names = [self.cm.coordinate_names[i] for i in np.flatnonzero(weights >= 0.1 * weights.max(initial=0.0))]
         value = out.mass_value
@@ -328,16 +365,11 @@ class RankMonitor:
         self.active = False
 
 
-def _svd(X: np.ndarray, full: bool = False):
-    U, s, Vt, info = lapack.dgesdd(X, full_matrices=int(full))
+def _svd(X: np.ndarray, full: bool = False, uv: bool = True):
+    """LAPACK's gesdd without numpy's per-call overhead (gesvd when it does not converge)."""
+    U, s, Vt, info = lapack.dgesdd(X, compute_uv=int(uv), full_matrices=int(full))
     if info != 0:
-        U, s, Vt, info = lapack.dgesvd(X, full_matrices=int(full))
+        U, s, Vt, info = lapack.dgesvd(X, compute_uv=int(uv), full_matrices=int(full))
     if info != 0:
         raise np.linalg.LinAlgError("the SVD of the scaled constraint matrix did not converge")
-    return U, s, Vt
-
-
-def _singular_values(X: np.ndarray) -> np.ndarray:
-    if X.size == 0:
-        return np.zeros(0)
-    return _svd(X)[1]
+    return (U, s, Vt) if uv else s
