@@ -477,7 +477,7 @@ def _singular_failure(monitor, failure) -> SingularConfiguration | None:
     if monitor is None or not monitor.active or not np.all(np.isfinite(failure.y)):
         return None
     try:
-        if not monitor.singular(failure.t, failure.y):
+        if not (monitor.singular(failure.t, failure.y) and monitor.on_manifold(failure.t, failure.y)):
             return None
         found = monitor.report(failure.t, failure.y)
     except Exception:  # the matrices themselves cannot be evaluated there: report the failure as it is
@@ -695,13 +695,14 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         if any(rank_events):
             k = rank_events.index(True)  # 0: a measure fell below SINGULAR_RTOL; 1: a crossing (or a turn)
             t, y = float(sol.t_events[len(modes) + k][0]), sol.y_events[len(modes) + k][0]
-            if k == 0 or monitor.below(t, y):
+            if (k == 0 or monitor.below(t, y)) and monitor.on_manifold(t, y):
                 found = monitor.report(t, y)
                 if monitor.action != "warn":
                     before = [j for j, tj in enumerate(times) if tj < t]  # the trajectory ends before it
                     return (*_ordered(*([seq[j] for j in before] for seq in (times, states, log))), found)
                 monitor.warn(found)
-            # else the spaces turned by a right angle within one step: the next call takes a new reference
+            # else the spaces turned by a right angle within one step, or the run is far off its
+            # constraints (left to the divergence check): go on, with a new reference
             if t_eval is None:
                 times.append(t), states.append(y), log.append(modes)
             continue

@@ -23,20 +23,36 @@ Two measures are watched, both relative to the start of the run:
   (the node of a curve, the four-bar's closure row along the line of centres)
   a loss of rank too.
 * the mass on the virtual displacements: with ``N`` an orthonormal basis of
-  the null space of the rank-``r0`` part of ``A_s``, the measure is
-  ``sqrt(lambda_min(N^T M N) / max diag M)`` divided by its value at the start.
-  The accelerations are unique exactly while ``N^T M N`` is positive definite
-  (that is ``[M; A]`` of full column rank). It is skipped when ``M`` is
-  constant and positive definite (Cartesian coordinates), where it cannot fail.
+  the null space of the rank-``r0`` part of ``A_s`` (the right singular
+  vectors past ``r0``), the measure is ``sqrt(lambda_min / lambda_max)`` of
+  ``N^T M N`` (the smallest singular value of ``M^{1/2} N`` relative to the
+  largest) divided by its value at the start. The accelerations are unique
+  exactly while ``N^T M N`` is positive definite (that is, ``[M; A]`` has full
+  column rank). It is skipped when ``M`` is constant and positive definite
+  (Cartesian coordinates), where it cannot fail.
+
+Both cost one evaluation of ``M`` and ``A``, one SVD of the ``m x n`` scaled
+``A`` and, for a varying mass, one symmetric eigenvalue problem of size
+``n - r0``, once per accepted step (never per right-hand side).
 
 A measure below ``SINGULAR_RTOL`` marks the configuration as singular. A path
 can also cross a rank loss between two checks (a large fixed step): the
 signed ``det(U^T A_s(t) V)``, with ``U, V`` the leading ``r0`` singular
 vectors at a reference point on the path, changes sign at such a crossing, and
-that sign is watched too. Fixed-step runs take the previous accepted step as
-reference; scipy runs take the start of the solver call and renew it when the
-row space has turned so far that the sign would no longer mean a crossing
-(see :meth:`RankMonitor.turn_event`).
+that sign is watched too, with the previous accepted step as the reference
+(:class:`RankMonitor`). A fixed-step run checks the end of every step and
+locates the first singular point inside the step by bisection on the step
+length; a scipy run checks through two terminal events located by the
+solver's root finding. Either way the run stops there (or raises, warns or
+goes on, as ``simulate(..., on_singular=...)`` says), its samples end before
+the point, and a :class:`SingularConfiguration` says when, where and what.
+A failure of the equation of motion at a state that the monitor finds
+singular is reported the same way.
+
+Limits: the check watches what the run passes through, so a run that starts
+at a singular configuration is watched for the rank it has there; and a
+fixed-step run that drifts off its constraints (Euler without stabilization)
+can pass beside a node farther than the tolerance and not be flagged.
 """
 
 from __future__ import annotations
@@ -49,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import lapack
 
-__all__ = ["SINGULAR_ACTIONS", "SINGULAR_RTOL", "RankMonitor", "SingularConfiguration",
+__all__ = ["SINGULAR_ACTIONS", "SINGULAR_DRIFT", "SINGULAR_RTOL", "RankMonitor", "SingularConfiguration",
            "SingularConfigurationWarning"]
 
 SINGULAR_RTOL = 1e-3
@@ -63,6 +79,16 @@ about the distance to the singular configuration in the units of the
 coordinates over their size, so the run stops about ``1e-3`` (radians, or
 lengths relative to the start) before it; a crossing within one step is found
 by the sign test whatever the step.
+"""
+
+SINGULAR_DRIFT = 0.1
+"""A loss of rank counts as a singular configuration only where the holonomic constraints hold to this.
+
+The test is ``max_i |phi_i| / |grad phi_i(t0)| <= SINGULAR_DRIFT (1 + max|q0|)``: the
+first-order distance to each constraint surface, against the size of the start. A run
+that has drifted far off its constraints (an unstable gain, say) can pass through a
+point where the rows vanish (the centre of a pendulum's circle) without being near a
+configuration of the mechanism; it is left to the divergence check.
 """
 
 SINGULAR_ACTIONS = ("stop", "raise", "warn", "ignore")
@@ -179,6 +205,7 @@ class RankMonitor:
             first = self.measure(t0, y0)
         self.active = bool(self.rank or self.watch_mass)
         self.adopt(first, t0)
+        self.drift_bound = SINGULAR_DRIFT * (1.0 + float(np.abs(y0[: self.n]).max(initial=0.0)))
 
     # -- evaluation -----------------------------------------------------------------------------
     def _matrices(self, t, y):
@@ -249,10 +276,21 @@ class RankMonitor:
         out = self.measure(t, y)
         return out.value < self.rtol or out.turn <= 0
 
+    def on_manifold(self, t: float, y: np.ndarray) -> bool:
+        """True while the holonomic constraints hold to :data:`SINGULAR_DRIFT` (only then is a rank loss reported)."""
+        h = self.cm.n_holonomic
+        if not h:
+            return True
+        phi = np.asarray(self.cm.phi(t, y[: self.n], self.p), dtype=float).reshape(-1)
+        return bool(np.abs(phi * self.row_scale[:h, 0]).max() <= self.drift_bound)
+
     def check_step(self, t: float, y: np.ndarray) -> bool:
-        """:meth:`singular` for the end of an accepted fixed step; a regular end becomes the reference."""
+        """:meth:`singular` (and :meth:`on_manifold`) at the end of an accepted fixed step.
+
+        Otherwise the end of the step becomes the reference of the sign test.
+        """
         out = self.measure(t, y)
-        if out.value < self.rtol or out.turn <= 0:
+        if (out.value < self.rtol or out.turn <= 0) and self.on_manifold(t, y):
             return True
         self.adopt(out, t)
         return False
