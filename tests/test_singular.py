@@ -5,8 +5,8 @@ Three systems pass a singular configuration, each built here from its energies:
 * a bead on the nodal cubic ``y^2 = x^2 (x + 1)``, released at ``(-1, 0)`` with unit speed around the
   loop, reaches the node (the one row of ``A`` vanishes) after the arc length of half the loop;
 * the parallelogram four-bar (crank and rocker 1, coupler and ground 2, uniform rods under gravity)
-  reaches its change point, all links on the line of centres, at ``theta1 = pi`` (the closure row
-  along the ``y`` axis vanishes; past it the mechanism may fold into the crossed branch);
+  reaches its change point, all links on the line of centres, at ``theta1 = pi`` (the gradient of
+  the horizontal closure, row 0, vanishes; past it the mechanism may fold into the crossed branch);
 * a free particle in polar coordinates passes within ``1e-5`` of the origin, where ``M = diag(1, r^2)``
   loses rank.
 
@@ -129,7 +129,7 @@ def test_four_bar_stops_at_its_change_point(four_bar, options):
     compiled, q0, qd0, change = four_bar
     run = simulate(compiled, (0.0, 2.0), q0, qd0, **options)
     found = assert_stopped_before(run, change, options.get("step", 0.0))
-    assert found.kind == "constraints" and found.rows == (0,)  # the closure row along y vanishes
+    assert found.kind == "constraints" and found.rows == (0,)  # the gradient of the horizontal closure vanishes
     assert "theta1" in run.stop_reason and "holonomic" in run.stop_reason
     np.testing.assert_allclose(found.state[:3], [math.pi, 0.0, math.pi], atol=0.02)
     assert abs(change - found.time) < 0.01
