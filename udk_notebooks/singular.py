@@ -144,17 +144,28 @@ class SingularConfiguration:
 class _Measure:
     """Everything one check needs at one state (computed once, shared by the event functions)."""
 
-    __slots__ = ("value", "rank_value", "mass_value", "turn", "U", "V", "product", "u", "null")
+    __slots__ = ("value", "rank_value", "mass_value", "turn", "left", "right", "product", "null")
 
 
 def _det(X: np.ndarray) -> float:
     """Determinant of a small square matrix (closed forms up to 2 x 2: numpy's call costs more)."""
     k = X.shape[0]
+    if k > 2:
+        return float(np.linalg.det(X))
+    (a, *b), *rest = X.tolist()
+    return a if k == 1 else a * rest[0][1] - b[0] * rest[0][0]
+
+
+def _eigenvalues(G: np.ndarray) -> list:
+    """Eigenvalues of a small symmetric matrix, ascending (closed forms up to 2 x 2)."""
+    k = G.shape[0]
+    if k > 2:
+        return lapack.dsyevd(G, compute_v=0)[0].tolist()
     if k == 1:
-        return float(X[0, 0])
-    if k == 2:
-        return float(X[0, 0] * X[1, 1] - X[0, 1] * X[1, 0])
-    return float(np.linalg.det(X))
+        return [float(G[0, 0])]
+    (a, b), (_, d) = G.tolist()
+    mean, half = (a + d) / 2, math.hypot((a - d) / 2, b)
+    return [mean - half, mean + half]
 
 
 class RankMonitor:
@@ -186,8 +197,8 @@ class RankMonitor:
         self.cm, self.p, self.rtol, self.n, self.m = cm, p, rtol, cm.n, cm.m
         self.action = "stop"
         self._key = self._last = None
-        self.U = self.V = None
-        self.product, self.reference_time = 1.0, -math.inf
+        self.left = self.right = None  # the reference of the sign test (see measure)
+        self.reference_product, self.reference_time = 1.0, -math.inf
         M, A, factor = self._matrices(t0, y0)
         sizes = np.sqrt(np.einsum("ij,ij->i", A, A))
         self.row_scale = (1.0 / np.where(sizes > 0, sizes, 1.0))[:, None]
@@ -196,6 +207,7 @@ class RankMonitor:
         self.rank = int(np.count_nonzero(s > rtol * self.sigma_scale))
         # The mass cannot lose rank when it is constant and positive definite (Cartesian coordinates).
         self.watch_mass = not (cm.constant_mass and factor is not None) and self.rank < self.n
+        self._gram = self.rank == self.m and not self.watch_mass  # no SVD needed (see measure)
         self.mass_scale = 1.0
         first = self.measure(t0, y0)
         if self.watch_mass:
@@ -217,7 +229,12 @@ class RankMonitor:
         """The measures at ``(t, y)``, the sign test against the current reference; cached for the last state.
 
         Written for the cost of small systems, where each numpy call costs more
-        than its arithmetic: one SVD, scalars as Python floats, no eigenvectors.
+        than its arithmetic: scalars as Python floats, no eigenvectors. With
+        independent rows and a mass that cannot lose rank (the usual Cartesian
+        model) no SVD is needed: the singular values are the square roots of
+        the eigenvalues of ``G = A_s A_s^T``, and the reference for the sign
+        test can be the reference's own rows, ``det(A_s A_ref^T) / (prod sigma
+        prod sigma_ref)`` being the same product of cosines (Binet-Cauchy).
         """
         key = (t, y.tobytes())
         if key == self._key:
@@ -225,24 +242,29 @@ class RankMonitor:
         M, A, _ = self._matrices(t, y)
         out = _Measure()
         out.rank_value = out.mass_value = math.inf
-        out.turn, out.product, out.U, out.u, out.null = 1.0, 1.0, None, None, None
+        out.turn, out.product, out.left, out.right, out.null = 1.0, 1.0, None, None, None
         r = self.rank
         if r:
             As = A * self.row_scale
-            U, s, Vt = _svd(As, full=self.watch_mass)
-            sl = s.tolist()
-            out.U, out.V = U[:, :r], Vt[:r].T
+            if self._gram:
+                lam = _eigenvalues(As @ As.T)
+                sl = [math.sqrt(max(v, 0.0)) for v in reversed(lam)]
+                out.right = As.T
+            else:
+                U, s, Vt = _svd(As, full=self.watch_mass)
+                sl = s.tolist()
+                out.left, out.right = U[:, :r].T, Vt[:r].T
+                if self.watch_mass:
+                    out.null = Vt[r:].T
             out.rank_value = sl[r - 1] / self.sigma_scale
             out.product = math.prod(sl[:r])
-            if self.U is not None:
-                det = _det(self.U.T @ As @ self.V)
-                out.turn = det / out.product if out.product > 0 else -1.0
-            out.u = U[:, r - 1]
-            if self.watch_mass:
-                out.null = Vt[r:].T
+            if self.right is not None:
+                X = As @ self.right if self.left is None else self.left @ As @ self.right
+                scale = out.product * self.reference_product
+                out.turn = _det(X) / scale if scale > 0 else -1.0
         if self.watch_mass:
             K = M if out.null is None else out.null.T @ M @ out.null
-            lam = lapack.dsyevd(K, compute_v=0)[0].tolist()  # ascending
+            lam = _eigenvalues(K)
             # 1 / sqrt(cond): the smallest singular value of M^(1/2) on the virtual displacements, relative
             out.mass_value = math.sqrt(max(lam[0], 0.0) / lam[-1]) / self.mass_scale if lam[-1] > 0 else 0.0
         out.value = min(out.rank_value, out.mass_value)
@@ -256,10 +278,16 @@ class RankMonitor:
         _, vec = np.linalg.eigh(null.T @ M @ null)
         return null @ vec[:, 0]
 
+    def _row_weights(self, t: float, y: np.ndarray) -> np.ndarray:
+        """The left singular vector of the vanishing singular value: how the scaled rows combine (for reports)."""
+        U, _, _ = _svd(self._matrices(t, y)[1] * self.row_scale)
+        return U[:, self.rank - 1]
+
     def adopt(self, out: _Measure, t: float) -> None:
         """Take the point of the measure ``out`` (at time ``t``) as the reference of the sign test."""
-        if out.U is not None:
-            self.U, self.V, self.reference_time = out.U, out.V, t
+        if out.right is not None:
+            self.left, self.right, self.reference_time = out.left, out.right, t
+            self.reference_product = out.product if out.left is None else 1.0
             self._key = None  # the cached sign test was against the old reference
 
     def rebase(self, t: float, y: np.ndarray) -> None:
@@ -312,7 +340,7 @@ class RankMonitor:
         """
         out = self.measure(t, y)
         if out.turn > 0 and t > self.reference_time:
-            self.U, self.V, self.reference_time = out.U, out.V, t
+            self.adopt(out, t)
         return out.turn
 
     def events(self) -> list:
@@ -360,8 +388,9 @@ class RankMonitor:
         where = (f"t = {t:.6g} (q = {np.array2string(q, precision=4)}, "
                  f"q' = {np.array2string(qd, precision=4)})")
         constraints = out.rank_value <= out.mass_value or out.turn <= 0 or not self.watch_mass
-        if constraints and out.u is not None:
-            weights = np.abs(out.u)
+        if constraints and self.rank:
+            combination = self._row_weights(t, y)
+            weights = np.abs(combination)
             rows = tuple(int(i) for i in np.flatnonzero(weights >= 0.1 * weights.max()))
             labels = "; ".join(self._row_label(i) for i in rows)
             value = out.rank_value
@@ -373,7 +402,7 @@ class RankMonitor:
                 "(the run may take any branch there). Change the initial state to stay away from it, or pass "
                 "on_singular='warn' or 'ignore' to integrate through it anyway")
             return SingularConfiguration(float(t), np.array(y, dtype=float), "constraints", value, rows,
-                                         np.array(out.u), message)
+                                         combination, message)
         direction = self._mass_direction(t, y, out)
         weights = np.abs(direction)
         names = [self.cm.coordinate_names[i] for i in np.flatnonzero(weights >= 0.1 * weights.max(initial=0.0))]
