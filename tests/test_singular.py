@@ -139,6 +139,22 @@ def test_four_bar_stops_at_its_change_point(four_bar, options):
     assert drift < (0.1 if options["method"] == "euler" else 1e-3)
 
 
+def test_rk4_that_gains_energy_through_the_change_point_now_stops_before_it(four_bar):
+    """Released at 2.5 rad at 1 rad/s, RK4 at step 0.02 crosses the change point onto another branch.
+
+    Without the check the conservative system gains tens of joules; with it the run stops at the
+    change point with its energy kept.
+    """
+    compiled, *_ = four_bar
+    q0, qd0 = np.array([2.5, 0.0, 2.5]), np.array([1.0, 0.0, 1.0])
+    through = simulate(compiled, (0.0, 3.0), q0, qd0, method="rk4", step=0.02, on_singular="ignore")
+    assert through.status == "ok" and abs(through.energy[-1] - through.energy[0]) > 1.0
+    run = simulate(compiled, (0.0, 3.0), q0, qd0, method="rk4", step=0.02)
+    assert run.status == "singular" and run.singularity.rows == (0,)
+    np.testing.assert_allclose(run.singularity.state[:3], [math.pi, 0.0, math.pi], atol=2e-3)
+    assert np.abs(run.energy - run.energy[0]).max() < 1e-4
+
+
 def test_four_bar_with_t_eval_keeps_the_requested_samples_before_the_change_point(four_bar):
     compiled, q0, qd0, change = four_bar
     t_eval = np.linspace(0.0, 2.0, 2001)

@@ -250,6 +250,12 @@ class _Segment:
         """Event functions: ``dir * s`` for sliding contacts, ``1 - |ratio|`` for sticking ones; a sign change is a switch."""
         if not self.modes:
             return np.zeros(0)
+        try:
+            return self._switches(t, y)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:  # the equation of motion fails here
+            raise _StepFailure(t, y, exc) from exc
+
+    def _switches(self, t, y) -> np.ndarray:
         data = np.asarray(self.cm.friction_data(t, y[: self.n], y[self.n :], self.p), dtype=float).reshape(len(self.modes), -1)
         values = np.empty(len(self.modes))
         ratios = None
