@@ -701,14 +701,16 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         if any(rank_events):
             k = rank_events.index(True)  # 0: a measure fell below SINGULAR_RTOL; 1: a crossing (or a turn)
             t, y = float(sol.t_events[len(modes) + k][0]), sol.y_events[len(modes) + k][0]
-            if (k == 0 or monitor.below(t, y)) and monitor.on_manifold(t, y):
+            near = monitor.on_manifold(t, y)
+            if (k == 0 or monitor.below(t, y)) and near:
                 found = monitor.report(t, y)
                 if monitor.action != "warn":
                     before = [j for j, tj in enumerate(times) if tj < t]  # the trajectory ends before it
                     return (*_ordered(*([seq[j] for j in before] for seq in (times, states, log))), found)
                 monitor.warn(found)
-            # else the spaces turned by a right angle within one step, or the run is far off its
-            # constraints (left to the divergence check): go on, with a new reference
+            elif not near:  # far off its constraints: left to the divergence check from here on
+                monitor.active = False
+            # else the spaces turned by a right angle within one step: go on, with a new reference
             if t_eval is None:
                 times.append(t), states.append(y), log.append(modes)
             continue
