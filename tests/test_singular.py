@@ -115,6 +115,16 @@ def test_bead_stops_at_the_node_of_the_cubic(bead, options):
     assert np.all(run.q[:, 0] < 0)  # still on the loop: no branch taken
 
 
+@settings(max_examples=8, deadline=None)
+@given(speed=st.floats(0.3, 3.0), method=st.sampled_from(["rk4", "RK45", "DOP853", "Radau"]))
+def test_bead_reaches_the_node_at_any_speed(bead, speed, method):
+    """With no force the speed is constant: the node comes after ``arc / speed``, whatever the method."""
+    compiled, q0, qd0, arc = bead
+    run = simulate(compiled, (0.0, 2 * arc / speed), q0, speed * qd0, method=method, step=2e-3 / speed)
+    found = assert_stopped_before(run, arc / speed, 2e-3 / speed)
+    assert found.rows == (0,) and abs(found.time - arc / speed) < 2 * SINGULAR_RTOL / speed
+
+
 # -- the four-bar at its change point ---------------------------------------------------------------
 FOUR_BAR_OPTIONS = [
     _fixed("euler", 1e-3), _fixed("rk4", 1e-2), _fixed("rk4", 0.05),

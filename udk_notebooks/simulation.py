@@ -483,7 +483,7 @@ def _singular_failure(monitor, failure) -> SingularConfiguration | None:
     if monitor is None or not monitor.active or not np.all(np.isfinite(failure.y)):
         return None
     try:
-        if not (monitor.singular(failure.t, failure.y) and monitor.on_manifold(failure.t, failure.y)):
+        if not (monitor.singular(failure.t, failure.y) and monitor.confirm(failure.t, failure.y)):
             return None
         found = monitor.report(failure.t, failure.y)
     except Exception:  # the matrices themselves cannot be evaluated there: report the failure as it is
@@ -612,10 +612,13 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
             return np.array(times), np.array(states).reshape(len(times), -1), log, (target, reason)
         if monitor is not None and monitor.active and monitor.check_step(target, y_new):
             t_s, y_s = monitor.locate(lambda s, t=t, y=y: stepper(seg.rhs, t, y, s), t, h_now)
-            found = monitor.report(t_s, y_s)
-            if monitor.action != "warn":
-                return np.array(times), np.array(states).reshape(len(times), -1), log, found
-            monitor.warn(found)
+            if monitor.confirm(t_s, y_s):
+                found = monitor.report(t_s, y_s)
+                if monitor.action != "warn":
+                    return np.array(times), np.array(states).reshape(len(times), -1), log, found
+                monitor.warn(found)
+            else:  # the rows turned by more than a right angle far from a rank loss: no crossing
+                monitor.rebase(target, y_new)
         t, y = target, y_new
         if keep is None or keep[k]:
             times.append(t), states.append(y), log.append(modes)

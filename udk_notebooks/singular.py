@@ -32,15 +32,24 @@ Two measures are watched, both relative to the start of the run:
   (Cartesian coordinates), where it cannot fail.
 
 Both cost one evaluation of ``M`` and ``A``, one SVD of the ``m x n`` scaled
-``A`` and, for a varying mass, one symmetric eigenvalue problem of size
-``n - r0``, once per accepted step (never per right-hand side).
+``A`` (or, for independent rows and a mass that cannot lose rank, the
+eigenvalues of the ``m x m`` Gram matrix) and, for a varying mass, the
+eigenvalues of ``N^T M N``, once per accepted step, never per right-hand side
+(``benchmarks/singular_check.py`` measures it on whole runs).
+
+References: Udwadia, Kalaba & Fan 2005, Eq. (7); Beshaw 2014, after Eq. (10)
+(the multiplier route needs ``A`` of full row rank); the encyclopedia article
+(``[M; A]`` of full column rank for a singular ``M``); the multibody lecture
+slides, Proposition 9.1 (coordinates are regular where ``M`` is positive
+definite).
 
 A measure below ``SINGULAR_RTOL`` marks the configuration as singular. A path
 can also cross a rank loss between two checks (a large fixed step): the
 signed ``det(U^T A_s(t) V)``, with ``U, V`` the leading ``r0`` singular
 vectors at a reference point on the path, changes sign at such a crossing, and
 that sign is watched too, with the previous accepted step as the reference
-(:class:`RankMonitor`). A fixed-step run checks the end of every step and
+(:class:`RankMonitor`). A rank loss counts only near the constraint manifold
+(:data:`SINGULAR_DRIFT`). A fixed-step run checks the end of every step and
 locates the first singular point inside the step by bisection on the step
 length; a scipy run checks through two terminal events located by the
 solver's root finding. Either way the run stops there (or raises, warns or
@@ -65,7 +74,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import lapack
 
-__all__ = ["SINGULAR_ACTIONS", "SINGULAR_DRIFT", "SINGULAR_RTOL", "RankMonitor", "SingularConfiguration",
+from .core import cholesky_or_none
+
+__all__ = ["CROSSING_RTOL", "SINGULAR_ACTIONS", "SINGULAR_DRIFT", "SINGULAR_RTOL", "RankMonitor", "SingularConfiguration",
            "SingularConfigurationWarning"]
 
 SINGULAR_RTOL = 1e-3
@@ -90,6 +101,12 @@ that has drifted far off its constraints (an unstable gain, say) can pass throug
 point where the rows vanish (the centre of a pendulum's circle) without being near a
 configuration of the mechanism; it is left to the divergence check.
 """
+
+CROSSING_RTOL = 0.1
+"""A fixed step whose determinant changed sign counts as crossing a rank loss only when the point
+located inside it (:meth:`RankMonitor.locate`) has a relative singular value below this, and lies near
+the constraints. Otherwise the step turned the rows by more than a right angle far from any rank loss
+(a step far too coarse for the motion, or a run that has left its constraints), and the run goes on."""
 
 SINGULAR_ACTIONS = ("stop", "raise", "warn", "ignore")
 """What ``simulate(..., on_singular=...)`` does at a singular configuration."""
@@ -199,14 +216,14 @@ class RankMonitor:
         self._key = self._last = None
         self.left = self.right = None  # the reference of the sign test (see measure)
         self.reference_product, self.reference_time = 1.0, -math.inf
-        M, A, factor = self._matrices(t0, y0)
+        M, A = self._matrices(t0, y0)
         sizes = np.sqrt(np.einsum("ij,ij->i", A, A))
         self.row_scale = (1.0 / np.where(sizes > 0, sizes, 1.0))[:, None]
         s = _svd(A * self.row_scale, uv=False) if A.size else np.zeros(0)
         self.sigma_scale = float(s[0]) if s.size and s[0] > 0 else 1.0
         self.rank = int(np.count_nonzero(s > rtol * self.sigma_scale))
         # The mass cannot lose rank when it is constant and positive definite (Cartesian coordinates).
-        self.watch_mass = not (cm.constant_mass and factor is not None) and self.rank < self.n
+        self.watch_mass = not (cm.constant_mass and cholesky_or_none(M) is not None) and self.rank < self.n
         self._gram = self.rank == self.m and not self.watch_mass  # no SVD needed (see measure)
         self.mass_scale = 1.0
         first = self.measure(t0, y0)
@@ -222,8 +239,8 @@ class RankMonitor:
     # -- evaluation -----------------------------------------------------------------------------
     def _matrices(self, t, y):
         n = self.n
-        M, _, A, _, _, factor = self.cm._evaluate(t, y[:n], y[n:], self.p)
-        return M, A[: self.m], factor
+        M, _, A, _, _ = self.cm.evaluate(t, y[:n], y[n:], self.p)
+        return M, A[: self.m]
 
     def measure(self, t: float, y: np.ndarray) -> _Measure:
         """The measures at ``(t, y)``, the sign test against the current reference; cached for the last state.
@@ -239,7 +256,7 @@ class RankMonitor:
         key = (t, y.tobytes())
         if key == self._key:
             return self._last
-        M, A, _ = self._matrices(t, y)
+        M, A = self._matrices(t, y)
         out = _Measure()
         out.rank_value = out.mass_value = math.inf
         out.turn, out.product, out.left, out.right, out.null = 1.0, 1.0, None, None, None
@@ -322,6 +339,10 @@ class RankMonitor:
             return True
         self.adopt(out, t)
         return False
+
+    def confirm(self, t: float, y: np.ndarray) -> bool:
+        """Whether a point located inside a fixed step is a rank loss (see :data:`CROSSING_RTOL`)."""
+        return self.measure(t, y).value < CROSSING_RTOL and self.on_manifold(t, y)
 
     def threshold_event(self, t: float, y: np.ndarray) -> float:
         """Crosses zero downwards where a measure falls to :data:`SINGULAR_RTOL` (an event for solve_ivp)."""
