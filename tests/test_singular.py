@@ -62,7 +62,8 @@ def four_bar():
     vx = -crank * sm.sin(t1) * d1 - coupler / 2 * sm.sin(t2) * d2
     vy = crank * sm.cos(t1) * d1 + coupler / 2 * sm.cos(t2) * d2
     kinetic = crank**2 * (d1**2 + d3**2) / 6 + (vx**2 + vy**2) / 2 + sm.Rational(coupler**2, 24) * d2**2
-    potential = GRAVITY * (crank / 2 * sm.sin(t1) + crank * sm.sin(t1) + coupler / 2 * sm.sin(t2) + crank / 2 * sm.sin(t3))
+    heights = crank / 2 * sm.sin(t1) + crank * sm.sin(t1) + coupler / 2 * sm.sin(t2) + crank / 2 * sm.sin(t3)
+    potential = GRAVITY * heights
     closure = [crank * sm.cos(t1) + coupler * sm.cos(t2) - crank * sm.cos(t3) - coupler,
                crank * sm.sin(t1) + coupler * sm.sin(t2) - crank * sm.sin(t3)]
     model = Model([t1, t2, t3], kinetic_energy=kinetic, potential_energy=potential, holonomic=closure)

@@ -221,7 +221,9 @@ class _StepFailure(Exception):
     equation of motion.
     """
 
-    def __init__(self, t, y, cause, hint="; a singular configuration (constraints that lose rank) is the usual cause"):
+    USUAL_CAUSE = "; a singular configuration (constraints that lose rank) is the usual cause"
+
+    def __init__(self, t, y, cause, hint=USUAL_CAUSE):
         super().__init__(str(cause))
         self.t, self.y, self.cause, self.hint = float(t), np.array(y, dtype=float), cause, hint
 
@@ -690,7 +692,8 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
                 return (*_ordered(times, states, log), (float(sol_t[-1]), reason))
             times.extend(sol_t), states.extend(sol_y.T), log.extend([modes] * sol_t.size)
             t_fail, y_fail = (float(sol_t[-1]), sol_y[:, -1]) if sol_t.size else (t, y)
-            raise _StepFailure(t_fail, y_fail, RuntimeError(f"scipy.integrate.solve_ivp ({method}) gave up: {sol.message}"))
+            gave_up = RuntimeError(f"scipy.integrate.solve_ivp ({method}) gave up: {sol.message}")
+            raise _StepFailure(t_fail, y_fail, gave_up)
         keep = sol_t.size - 1 if (sol.status == 1 and t_eval is None) else sol_t.size  # the event point is added below
         times.extend(sol_t[:keep]), states.extend(sol_y.T[:keep]), log.extend([modes] * keep)
         if sol.status != 1:

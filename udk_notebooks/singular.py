@@ -76,8 +76,8 @@ from scipy.linalg import lapack
 
 from .core import cholesky_or_none
 
-__all__ = ["CROSSING_RTOL", "SINGULAR_ACTIONS", "SINGULAR_DRIFT", "SINGULAR_RTOL", "RankMonitor", "SingularConfiguration",
-           "SingularConfigurationWarning"]
+__all__ = ["CROSSING_RTOL", "SINGULAR_ACTIONS", "SINGULAR_DRIFT", "SINGULAR_RTOL", "RankMonitor",
+           "SingularConfiguration", "SingularConfigurationWarning"]
 
 SINGULAR_RTOL = 1e-3
 """A run is at a singular configuration when a relative measure of rank falls below this.
