@@ -207,6 +207,21 @@ def test_on_singular_warn_warns_once_and_runs_on(bead):
     assert run.status == "ok" and run.t[-1] == 2.0 and run.singularity is None
 
 
+def test_warned_radau_that_fails_at_the_change_point_says_when_and_keeps_the_samples(four_bar):
+    """Radau restarted at the change point: its Jacobian's differences straddle the rank loss.
+
+    This is the 'check the constraint equations' abort of issue 14; it now comes after the warning,
+    as a SimulationError with the time and the samples.
+    """
+    compiled, q0, qd0, change = four_bar
+    with pytest.warns(SingularConfigurationWarning):
+        with pytest.raises(SimulationError, match=r"failed at t = 0\.2793") as info:
+            simulate(compiled, (0.0, 2.0), q0, qd0, method="Radau", on_singular="warn")
+    error = info.value
+    assert error.time == pytest.approx(change, abs=1e-6) and error.trajectory.t[-1] < error.time
+    assert "singular configuration" in str(error)
+
+
 def test_on_singular_ignore_does_not_check(bead):
     compiled, q0, qd0, arc = bead
     with warnings.catch_warnings():
