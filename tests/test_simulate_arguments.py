@@ -90,7 +90,10 @@ def test_friction_at_the_angle_of_repose_sticks_for_every_method(method, ulps):
 
 @pytest.mark.parametrize("method", ["rk4", "euler"])
 def test_a_run_that_fails_part_way_says_when_and_keeps_what_it_had(method):
-    """Polar coordinates through r = 0: M = diag(1, r^2) is singular there (issue 14)."""
+    """Polar coordinates through r = 0: M = diag(1, r^2) is singular there (issue 14).
+
+    With the rank check off, the failure itself is reported (tests/test_singular.py has the check on).
+    """
     from sympy.physics.mechanics import dynamicsymbols
 
     from udk_notebooks import Model
@@ -99,7 +102,7 @@ def test_a_run_that_fails_part_way_says_when_and_keeps_what_it_had(method):
     r, theta = dynamicsymbols("r theta")
     model = Model([r, theta], kinetic_energy=(r.diff() ** 2 + r**2 * theta.diff() ** 2) / 2)
     with pytest.raises(SimulationError, match=r"the run failed at t = 1 .*NonUniqueAccelerationError") as info:
-        simulate(model, (0.0, 2.0), [1.0, 0.0], [-1.0, 0.0], method=method, step=0.25)
+        simulate(model, (0.0, 2.0), [1.0, 0.0], [-1.0, 0.0], method=method, step=0.25, on_singular="ignore")
     error = info.value
     assert error.time == pytest.approx(1.0)
     np.testing.assert_allclose(error.state[:2], [0.0, 0.0], atol=1e-15)

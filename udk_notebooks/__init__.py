@@ -20,10 +20,13 @@ from .errors import (
     ConstraintViolationError,
     InconsistentConstraintsError,
     NonUniqueAccelerationError,
+    SimulationError,
+    SingularConfigurationError,
     UnstableGainError,
 )
 from .model import CoulombFriction, Model
 from .simulation import Trajectory, project_initial_state, simulate
+from .singular import SINGULAR_RTOL, SingularConfiguration, SingularConfigurationWarning
 from .stabilization import (
     Baumgarte,
     GainMatrix,
@@ -60,6 +63,9 @@ __all__ = [
     "Trajectory",
     "simulate",
     "project_initial_state",
+    "SINGULAR_RTOL",
+    "SingularConfiguration",
+    "SingularConfigurationWarning",
     # drawing
     "Mechanism",
     "MechanismAnimation",
@@ -69,5 +75,7 @@ __all__ = [
     "ConstraintViolationError",
     "InconsistentConstraintsError",
     "NonUniqueAccelerationError",
+    "SimulationError",
+    "SingularConfigurationError",
     "UnstableGainError",
 ]

@@ -10,6 +10,7 @@ __all__ = [
     "InconsistentConstraintsError",
     "NonUniqueAccelerationError",
     "SimulationError",
+    "SingularConfigurationError",
     "StiffnessWarning",
     "UnstableGainError",
 ]
@@ -61,6 +62,20 @@ class SimulationError(RuntimeError):
         self.time = time
         self.state = state
         self.trajectory = trajectory
+
+
+class SingularConfigurationError(SimulationError):
+    """A run reached a singular configuration (``simulate(..., on_singular="raise")``).
+
+    Besides ``time``, ``state`` and ``trajectory`` (the run up to just before
+    it, ``status == "singular"``), ``singularity`` holds the
+    :class:`~udk_notebooks.singular.SingularConfiguration`: which constraint
+    rows became dependent, or along which coordinates the mass lost rank.
+    """
+
+    def __init__(self, message: str, time: float, state, trajectory=None, singularity=None):
+        super().__init__(message, time, state, trajectory)
+        self.singularity = singularity
 
 
 class StiffnessWarning(UserWarning):

@@ -20,8 +20,10 @@ from ._checks import as_finite_array, finite_float
 from .compiled import HOLD_RTOL, CompiledModel
 from ._threads import single_blas_thread
 from .core import Motion
-from .errors import ConstraintViolationError, SimulationError, StiffnessWarning, UnstableGainError
+from .errors import (ConstraintViolationError, SimulationError, SingularConfigurationError, StiffnessWarning,
+                     UnstableGainError)
 from .model import Model
+from .singular import SINGULAR_ACTIONS, RankMonitor, SingularConfiguration
 
 __all__ = ["DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "Trajectory", "project_initial_state", "simulate"]
 
@@ -69,6 +71,18 @@ class Trajectory:
     coordinate_names : tuple of str
     parameters : dict of str to float
     method : str
+    status : str
+        ``"ok"``; ``"diverged"`` (see :data:`DIVERGENCE_FACTOR`); ``"singular"``
+        (the run reached a singular configuration and stopped before it, see
+        :mod:`udk_notebooks.singular`); ``"failed"`` (the partial run kept by a
+        :class:`~udk_notebooks.errors.SimulationError`).
+    stop_time : float or None
+        When a run that did not finish stopped.
+    stop_reason : str
+        Why, in words (with the time and state).
+    singularity : SingularConfiguration or None
+        For ``status == "singular"``: time, state, measure and the constraint
+        rows (or mass direction) that lost rank.
     """
 
     t: np.ndarray
@@ -90,6 +104,7 @@ class Trajectory:
     status: str = "ok"
     stop_time: float | None = None
     stop_reason: str = ""
+    singularity: SingularConfiguration | None = None
 
     @property
     def diverged(self) -> bool:  # status "failed" marks the partial run of a SimulationError
@@ -200,11 +215,17 @@ def _euler_step(f, t, y, h):
 
 
 class _StepFailure(Exception):
-    """The equation of motion failed at ``(t, y)`` inside an integrator (turned into SimulationError)."""
+    """A run failed at ``(t, y)`` inside an integrator (turned into SimulationError).
 
-    def __init__(self, t, y, cause):
+    ``hint`` ends the error's message: by default the usual cause of a failing
+    equation of motion.
+    """
+
+    USUAL_CAUSE = "; a singular configuration (constraints that lose rank) is the usual cause"
+
+    def __init__(self, t, y, cause, hint=USUAL_CAUSE):
         super().__init__(str(cause))
-        self.t, self.y, self.cause = float(t), np.array(y, dtype=float), cause
+        self.t, self.y, self.cause, self.hint = float(t), np.array(y, dtype=float), cause, hint
 
 
 class _Segment:
@@ -231,6 +252,12 @@ class _Segment:
         """Event functions: ``dir * s`` for sliding contacts, ``1 - |ratio|`` for sticking ones; a sign change is a switch."""
         if not self.modes:
             return np.zeros(0)
+        try:
+            return self._switches(t, y)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:  # the equation of motion fails here
+            raise _StepFailure(t, y, exc) from exc
+
+    def _switches(self, t, y) -> np.ndarray:
         data = np.asarray(self.cm.friction_data(t, y[: self.n], y[self.n :], self.p), dtype=float).reshape(len(self.modes), -1)
         values = np.empty(len(self.modes))
         ratios = None
@@ -281,6 +308,7 @@ def simulate(
     max_switches: int = 1000,
     allow_unstable: bool = False,
     check_system: bool = False,
+    on_singular: str = "stop",
 ) -> Trajectory:
     """Integrate a model's Udwadia-Kalaba equation of motion.
 
@@ -331,6 +359,17 @@ def simulate(
         motion along a reference run, about 80 ms) and refuse the run when its
         predicted growth exceeds ``GROWTH_TOL``. Off by default for its cost;
         divergence is detected during every run either way.
+    on_singular : {"stop", "raise", "warn", "ignore"}, optional
+        What to do at a singular configuration, where the constraint rows
+        become dependent or the mass matrix loses rank on the virtual
+        displacements (:mod:`udk_notebooks.singular`, tolerance
+        :data:`~udk_notebooks.singular.SINGULAR_RTOL`; checked once per
+        accepted step, every method). ``"stop"`` ends the run just before it
+        (``status == "singular"``), ``"raise"`` raises a
+        :class:`~udk_notebooks.errors.SingularConfigurationError` carrying that
+        trajectory, ``"warn"`` warns once and integrates on, ``"ignore"``
+        does not check. A failure of the equation of motion at a singular
+        state is reported the same way.
 
     Returns
     -------
@@ -339,6 +378,8 @@ def simulate(
         A run that grows past :data:`DIVERGENCE_FACTOR` of its start is stopped
         there: the trajectory holds the samples before, ``status ==
         "diverged"``, ``stop_time`` and ``stop_reason`` say when and why.
+        A run that reaches a singular configuration likewise stops with
+        ``status == "singular"`` and its ``singularity`` (``on_singular``).
 
     Raises
     ------
@@ -347,8 +388,16 @@ def simulate(
     UnstableGainError
         When the stabilization gain is not stable for the fixed step and
         ``allow_unstable`` is false.
+    SimulationError
+        When the run fails part-way (the equation of motion cannot be solved,
+        the scipy solver gives up, more than ``max_switches`` switches): it
+        says when, and carries the state there and the samples before it.
+    SingularConfigurationError
+        With ``on_singular="raise"``, at a singular configuration.
     """
     cm = _compiled(model)
+    if on_singular not in SINGULAR_ACTIONS:
+        raise ValueError(f"`on_singular` must be one of {', '.join(map(repr, SINGULAR_ACTIONS))}; got {on_singular!r}")
     span = as_finite_array(t_span, "t_span", 1)
     if span.shape != (2,) or not span[1] > span[0]:
         raise ValueError(f"`t_span` must be (t0, tf) with tf > t0; got {t_span!r}")
@@ -400,16 +449,51 @@ def simulate(
         limit = DIVERGENCE_FACTOR * (1.0 + float(np.abs(y).max(initial=0.0)))
         record = ([], [], [])  # the samples so far, kept for the error of a run that fails part-way
         with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is stopped below, not warned about
+            monitor = None
+            if on_singular != "ignore":
+                monitor = RankMonitor(cm, p, t0, y)
+                monitor.action = on_singular
+                monitor = monitor if monitor.active else None
             try:
                 if method in FIXED_STEP_METHODS:
                     run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches,
-                                           limit, t_eval, record)
+                                           limit, t_eval, record, monitor)
                 else:
                     run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization,
-                                              max_switches, limit, record)
+                                              max_switches, limit, record, monitor)
             except _StepFailure as failure:
-                raise _failed_run(cm, p, record, failure, method, stabilization, limit) from failure.cause
-            return _sample(cm, p, *run, method, stabilization, limit)
+                found = _singular_failure(monitor, failure)
+                if found is None:
+                    raise _failed_run(cm, p, record, failure, method, stabilization, limit) from failure.cause
+                before = [k for k, t in enumerate(record[0]) if t < failure.t]
+                if not before:
+                    raise _failed_run(cm, p, record, failure, method, stabilization, limit) from failure.cause
+                run = (*_ordered(*([seq[k] for k in before] for seq in record)), found)
+            *arrays, stop = run
+            found = stop if isinstance(stop, SingularConfiguration) else None
+            trajectory = _sample(cm, p, *arrays, None if found else stop, method, stabilization, limit)
+            if found is not None and trajectory.status == "ok":
+                trajectory = dataclasses.replace(trajectory, status="singular", stop_time=found.time,
+                                                 stop_reason=found.message, singularity=found)
+                if on_singular == "raise":
+                    raise SingularConfigurationError(found.message, time=found.time, state=found.state,
+                                                     trajectory=trajectory, singularity=found)
+            return trajectory
+
+
+def _singular_failure(monitor, failure) -> SingularConfiguration | None:
+    """The singular configuration behind a failed evaluation, if the monitor finds one there."""
+    if monitor is None or not monitor.active or not np.all(np.isfinite(failure.y)):
+        return None
+    try:
+        if not (monitor.singular(failure.t, failure.y) and monitor.confirm(failure.t, failure.y)):
+            return None
+        found = monitor.report(failure.t, failure.y)
+    except Exception:  # the matrices themselves cannot be evaluated there: report the failure as it is
+        return None
+    if monitor.action == "warn":  # cannot go on through a state where the equation fails
+        return None
+    return found
 
 
 def _failed_run(cm, p, record, failure, method, stab, limit) -> SimulationError:
@@ -429,8 +513,7 @@ def _failed_run(cm, p, record, failure, method, stab, limit) -> SimulationError:
     return SimulationError(
         f"the run failed at t = {failure.t:.6g} (q = {np.array2string(q, precision=4)}, "
         f"q' = {np.array2string(qd, precision=4)}): {type(failure.cause).__name__}: {failure.cause}. "
-        f"The samples before are in this error's `.trajectory` ({kept}); a singular configuration "
-        "(constraints that lose rank) is the usual cause",
+        f"The samples before are in this error's `.trajectory` ({kept}){failure.hint}",
         time=failure.t, state=failure.y, trajectory=partial,
     )
 
@@ -470,8 +553,14 @@ def _runaway(y: np.ndarray, limit: float) -> str:
     return ""
 
 
-def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, limit, t_eval=None, record=None):
-    """Steps of equal length from t0 to tf (landing on every ``t_eval`` time, which alone are kept, if given)."""
+def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, limit, t_eval=None, record=None,
+                     monitor=None):
+    """Steps of equal length from t0 to tf (landing on every ``t_eval`` time, which alone are kept, if given).
+
+    With a ``monitor`` (:class:`~udk_notebooks.singular.RankMonitor`) every
+    accepted step is checked for a singular configuration since the previous
+    one; the first singular point is then located by bisection on the step.
+    """
     stepper = _rk4_step if method == "rk4" else _euler_step
     count = max(1, int(round((tf - t0) / h)))
     if t_eval is None:
@@ -511,10 +600,12 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
             y = stepper(seg.rhs, t - hi, y, hi)
             switches += 1
             if switches > max_switches:
-                raise RuntimeError(f"more than `max_switches` = {max_switches} friction switches; the motion may be Zeno")
+                _too_many_switches(t, y, max_switches)
             modes = _next_modes(cm, t, y, p, modes, fired)
             y = _stick_velocity(cm, t, y, p, modes)
             seg = _Segment(cm, p, modes, stab)
+            if monitor is not None and monitor.active:
+                monitor.rebase(t, y)
             times.append(t), states.append(y), log.append(modes)
             if t >= target - 1e-13 * max(1.0, abs(t)):
                 k += 1
@@ -522,6 +613,15 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
         reason = _runaway(y_new, limit)
         if reason:
             return np.array(times), np.array(states).reshape(len(times), -1), log, (target, reason)
+        if monitor is not None and monitor.active and monitor.check_step(target, y_new):
+            t_s, y_s = monitor.locate(lambda s, t=t, y=y: stepper(seg.rhs, t, y, s), t, h_now)
+            if monitor.confirm(t_s, y_s):
+                found = monitor.report(t_s, y_s)
+                if monitor.action != "warn":
+                    return np.array(times), np.array(states).reshape(len(times), -1), log, found
+                monitor.warn(found)
+            else:  # the rows turned by more than a right angle far from a rank loss: no crossing
+                monitor.rebase(target, y_new)
         t, y = target, y_new
         if keep is None or keep[k]:
             times.append(t), states.append(y), log.append(modes)
@@ -546,8 +646,20 @@ def _check_memory(cm, steps: float, t_eval) -> None:
             "(the steps still land on them), or take a larger `step`")
 
 
+def _too_many_switches(t, y, max_switches):
+    raise _StepFailure(t, y, RuntimeError(f"more than `max_switches` = {max_switches} friction switches; the "
+                                          "motion may be Zeno"), hint="")
+
+
 def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stab, max_switches, limit,
-                        record=None):
+                        record=None, monitor=None):
+    """scipy's solver, restarted at every friction switch.
+
+    A ``monitor`` adds its terminal events (:meth:`RankMonitor.events`): one
+    that stops at a singular configuration, and one whose root is either a
+    crossing of a rank loss or a turn of the reference spaces, after which the
+    solver restarts with a new reference.
+    """
     t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
     times, states, log = record if record is not None else ([], [], [])
     t, switches = t0, 0
@@ -565,6 +677,10 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
 
             event.terminal, event.direction = True, -1
             events.append(event)
+        watching = monitor is not None and monitor.active
+        if watching:
+            monitor.rebase(t, y)
+            events.extend(monitor.events())
         events.append(runaway)
         sub_eval = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= tf)]
         sol = solve_ivp(seg.rhs, (t, tf), y, method=method, t_eval=sub_eval, rtol=rtol, atol=atol, events=events)
@@ -575,7 +691,10 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
             if reason:  # the solver gave up on a state that had already run away
                 times.extend(sol_t[:-1]), states.extend(sol_y.T[:-1]), log.extend([modes] * (sol_t.size - 1))
                 return (*_ordered(times, states, log), (float(sol_t[-1]), reason))
-            raise RuntimeError(f"scipy.integrate.solve_ivp failed at t = {sol_t[-1] if sol_t.size else t:g}: {sol.message}")
+            times.extend(sol_t), states.extend(sol_y.T), log.extend([modes] * sol_t.size)
+            t_fail, y_fail = (float(sol_t[-1]), sol_y[:, -1]) if sol_t.size else (t, y)
+            gave_up = RuntimeError(f"scipy.integrate.solve_ivp ({method}) gave up: {sol.message}")
+            raise _StepFailure(t_fail, y_fail, gave_up)
         keep = sol_t.size - 1 if (sol.status == 1 and t_eval is None) else sol_t.size  # the event point is added below
         times.extend(sol_t[:keep]), states.extend(sol_y.T[:keep]), log.extend([modes] * keep)
         if sol.status != 1:
@@ -585,11 +704,28 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
             reason = (f"the state grew past {DIVERGENCE_FACTOR:g} times its start (DIVERGENCE_FACTOR)"
                       if np.all(np.isfinite(sol.y_events[-1][0])) else "the state stopped being finite")
             return (*_ordered(times, states, log), (t_stop, reason))
-        fired = [i for i, te in enumerate(sol.t_events[:-1]) if te.size]
+        rank_events = [te.size > 0 for te in sol.t_events[len(modes):-1]]
+        if any(rank_events):
+            k = rank_events.index(True)  # 0: a measure fell below SINGULAR_RTOL; 1: a crossing (or a turn)
+            t, y = float(sol.t_events[len(modes) + k][0]), sol.y_events[len(modes) + k][0]
+            near = monitor.on_manifold(t, y)
+            if (k == 0 or monitor.below(t, y)) and near:
+                found = monitor.report(t, y)
+                if monitor.action != "warn":
+                    before = [j for j, tj in enumerate(times) if tj < t]  # the trajectory ends before it
+                    return (*_ordered(*([seq[j] for j in before] for seq in (times, states, log))), found)
+                monitor.warn(found)
+            elif not near:  # far off its constraints: left to the divergence check from here on
+                monitor.active = False
+            # else the spaces turned by a right angle within one step: go on, with a new reference
+            if t_eval is None:
+                times.append(t), states.append(y), log.append(modes)
+            continue
+        fired = [i for i, te in enumerate(sol.t_events[:len(modes)]) if te.size]
         t, y = float(sol.t_events[fired[0]][0]), sol.y_events[fired[0]][0]
         switches += 1
         if switches > max_switches:
-            raise RuntimeError(f"more than `max_switches` = {max_switches} friction switches; the motion may be Zeno")
+            _too_many_switches(t, y, max_switches)
         modes = _next_modes(cm, t, y, p, modes, fired)
         y = _stick_velocity(cm, t, y, p, modes)
         # Switching instants are always sampled: the force terms have kinks there.
