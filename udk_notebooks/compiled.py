@@ -186,6 +186,26 @@ class CompiledModel:
         """
         return _stack(self._batch_function("entries")(t, list(q.T), list(qd.T), list(p.T)), q.shape[0])
 
+    def terms_batch(self, t, q_rows, qd_rows, p_rows) -> list:
+        """The nonzero entries of :attr:`matrices`, then ``phi``, then ``(phi', psi)``, in one evaluation.
+
+        One lambdified function with common subexpressions eliminated across
+        all three (a batched integrator needs the residuals of a stabilized
+        ``b`` at every stage). Arguments are rows, not stacked arrays, so that
+        a caller holding its states as ``(2 n, B)`` passes views:
+
+        ``t`` is a float or shape (B,); ``q_rows, qd_rows`` are sequences of n
+        arrays of shape (B,), ``p_rows`` of k arrays of shape (B,).
+
+        Returns a list of ``len(nonzero) + n_holonomic + m`` items, each an
+        array of shape (B,) or a float (an entry that does not depend on the
+        batch).
+        """
+        cache = self._symbolic
+        if "terms" not in cache:
+            cache["terms"] = cache["entries"] + cache["phi"] + cache["velocity"]
+        return self._batch_function("terms")(t, q_rows, qd_rows, p_rows)
+
     def residuals_batch(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`residuals` for a batch (``t`` a float or shape (B,)): shapes (B, m_h) and (B, m)."""
         B = q.shape[0]
