@@ -125,11 +125,15 @@ def _masked_max(values, status):
     return np.where(status == "ok", values.max(axis=1), np.nan)
 
 
-def _members(params, stabilization):
-    """Parameter dicts and stabilizations, one each per member (a single one is shared)."""
+def _members(params, stabilization, states: int = 1):
+    """Parameter dicts and stabilizations, one each per member (a single one is shared).
+
+    ``states`` is the number of initial states given (1 when shared): with a
+    single parameter set and gain, each state is a member.
+    """
     many = isinstance(stabilization, (list, tuple))
     if params is None or isinstance(params, Mapping):
-        params = [params or {}] * (len(stabilization) if many else 1)
+        params = [params or {}] * (len(stabilization) if many else states)
     params = list(params)
     stabs = list(stabilization) if many else [stabilization] * len(params)
     if len(stabs) != len(params):
@@ -208,7 +212,8 @@ def sweep(
     chooses its own steps, so they share no grid to batch on.
     """
     cm = _compiled(model)
-    params, stabs = _members(params, stabilization)
+    states = max((np.shape(v)[0] for v in (q0, qd0) if np.ndim(v) == 2), default=1)
+    params, stabs = _members(params, stabilization, states)
     B = len(params)
     q0 = np.broadcast_to(as_finite_array(q0, "q0", np.ndim(q0)), (B, cm.n)).astype(float)
     qd0 = np.broadcast_to(as_finite_array(qd0, "qd0", np.ndim(qd0)), (B, cm.n)).astype(float)
@@ -371,12 +376,22 @@ class _View:
             self.groups = [(slice(None), [])]
             return
         stuck = modes == 0
-        codes = stuck @ (1 << np.arange(modes.shape[1]))
+        self.codes = codes = stuck @ (1 << np.arange(modes.shape[1]))
         present = np.unique(codes)
+        contacts = [list(np.flatnonzero((c >> np.arange(modes.shape[1])) & 1)) for c in present]
         if present.size == 1:
-            self.groups = [(slice(None), list(np.flatnonzero(stuck[0])))]
+            self.groups = [(slice(None), contacts[0])]
+        elif np.all(codes[:-1] <= codes[1:]):  # members sorted by group (see _grouped): slices, not gathers
+            edges = np.searchsorted(codes, present, side="left").tolist() + [codes.size]
+            self.groups = [(slice(lo, hi), c) for lo, hi, c in zip(edges[:-1], edges[1:], contacts)]
         else:
-            self.groups = [(np.flatnonzero(codes == c), list(np.flatnonzero(stuck[codes == c][0]))) for c in present]
+            self.groups = [(np.flatnonzero(codes == c), stuck_set) for c, stuck_set in zip(present, contacts)]
+
+    def sorted_order(self):
+        """The permutation that puts the members in group order, or None when they are in order."""
+        if not self.modes.shape[1] or np.all(self.codes[:-1] <= self.codes[1:]):
+            return None
+        return np.argsort(self.codes, kind="stable")
 
     def _mass_solve(self, sel, X, M):
         """``M^{-1} X`` for X of shape (G, n, k)."""
@@ -465,7 +480,7 @@ class _View:
         rhs = [b[i][sel] for i in range(m)] + [-F[c, 1][sel] for c in stuck]
         a = d * Q[:, sel]  # M^{-1} Q
         X = [d * row for row in rows]  # M^{-1} A^T, column by column
-        g00 = (rows[0] * X[0]).sum(axis=0)
+        g00 = _dot(rows[0], X[0])
         if len(rows) == 1:
             ok = np.isfinite(g00) & (g00 > 0)
             g00 = np.where(ok, g00, 1.0)
@@ -473,14 +488,14 @@ class _View:
             def gram_solve(r):
                 return [r[0] / g00]
         else:
-            g01, g11 = (rows[0] * X[1]).sum(axis=0), (rows[1] * X[1]).sum(axis=0)
+            g01, g11 = _dot(rows[0], X[1]), _dot(rows[1], X[1])
             half, gap = (g00 + g11) / 2, np.sqrt(((g00 - g11) / 2) ** 2 + g01 * g01)
             ok = np.isfinite(gap) & (half - gap > GRAM_RCOND * (half + gap))
             det = np.where(ok, g00 * g11 - g01 * g01, 1.0)
 
             def gram_solve(r):
                 return [(g11 * r[0] - g01 * r[1]) / det, (g00 * r[1] - g01 * r[0]) / det]
-        lam = gram_solve([r - (row * a).sum(axis=0) for r, row in zip(rhs, rows)])
+        lam = gram_solve([r - _dot(row, a) for r, row in zip(rhs, rows)])
         qdd = a
         for x, value in zip(X, lam):
             qdd = qdd + x * value
@@ -490,18 +505,18 @@ class _View:
             normal = 0.0  # F^L without the holding forces: the geometric rows' part
             for row, value in zip(rows[:m], lam[:m]):
                 normal = normal + row * value
-            size = np.sqrt((normal * normal).sum(axis=0)) if m else np.zeros(a.shape[1])
+            size = np.sqrt(_dot(normal, normal)) if m else np.zeros(a.shape[1])
             modes = self.modes[sel].T
             for c in range(modes.shape[0]):
                 if c not in stuck:
                     push = F[c, 2][sel] * size * modes[c] * F[c, 4:][:, sel]
                     total = -push if total is None else total - push
             if stuck:
-                ratio = np.array([lam[m + j] * np.sqrt((rows[m + j] ** 2).sum(axis=0))
+                ratio = np.array([lam[m + j] * np.sqrt(_dot(rows[m + j], rows[m + j]))
                                   / np.maximum(F[c, 3][sel] * size, 1e-300) for j, c in enumerate(stuck)]).T
         if total is not None:
             aC = d * total
-            for x, value in zip(X, gram_solve([(row * aC).sum(axis=0) for row in rows])):
+            for x, value in zip(X, gram_solve([_dot(row, aC) for row in rows])):
                 aC = aC - x * value
             qdd = qdd + aC
         return qdd, ok, ratio
@@ -565,6 +580,16 @@ class _View:
                 aC = aC - (XA @ muC[:, :, None])[:, :, 0]
             qdd = qdd + aC
         return qdd, ok, ratio
+
+
+def _dot(u, v):
+    """``sum_j u[j] v[j]`` over the first axis, as row operations (a reduction over a short axis costs more)."""
+    if u.shape[0] > 8:
+        return (u * v).sum(axis=0)
+    out = u[0] * v[0]
+    for j in range(1, u.shape[0]):
+        out = out + u[j] * v[j]
+    return out
 
 
 def _advance(view, t, y, h, k1, method):
@@ -634,6 +659,7 @@ def _integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failu
         mode_log[0, live] = view.modes
     k1, g, _ = view.evaluate(grid[0], y)
     limit_low = limit.min()
+    in_order = True  # live == arange(B) while no member stopped or moved
     for k in range(1, N):
         if not live.size:
             break
@@ -667,9 +693,16 @@ def _integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failu
                 else:
                     stops[i] = (float(target), _runaway(y_new[j], limit[i]), "diverged")
             keep = ~gone
+            in_order = False
             live, y_new, k1_new, g_new = live[keep], y_new[keep], k1_new[keep], g_new[keep]
             view = batch.view(live, view.modes[keep])
-        if live.size == B:
+        if contacts:
+            order = view.sorted_order()
+            if order is not None:  # regroup: each group a contiguous block of members
+                live, y_new, k1_new, g_new = live[order], y_new[order], k1_new[order], g_new[order]
+                view = batch.view(live, view.modes[order])
+                in_order = False
+        if in_order and live.size == B:
             states[:, k] = y_new
         else:
             states[live, k] = y_new
