@@ -30,8 +30,9 @@ gains and contacts with their own normal rows run member by member through
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from itertools import product
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from .compiled import HOLD_RTOL, STICK_SPEED
 from .core import GRAM_RCOND
 from .errors import SimulationError
 from .simulation import DIVERGENCE_FACTOR, FIXED_STEP_METHODS, _check_initial, _compiled, _runaway, simulate
-from .stabilization import Baumgarte, check_gain
+from .stabilization import Baumgarte, check_gain, stability
 
 __all__ = ["REGIMES", "SweepResult", "parameter_grid", "stability_map", "stick_slip_map", "sweep"]
 
@@ -79,8 +80,9 @@ class SweepResult:
         :data:`~udk_notebooks.simulation.DIVERGENCE_FACTOR`); or ``"failed"``
         (the equation of motion or the friction law failed at ``stopped_at``,
         where a single run raises).
-    message : list of str
-        Why a member was refused, diverged or failed (empty for "ok").
+    message : sequence of str
+        Why a member was refused, diverged or failed (empty for "ok"). A
+        refused gain's message is written when it is first read.
     stopped_at : ndarray, shape (B,)
         When a member diverged or failed (NaN for the others); its samples
         from there on are NaN.
@@ -154,7 +156,7 @@ def _progress(total: int, show):
         from tqdm.auto import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, desc="sweep", leave=False)
+    return tqdm(total=total, desc="sweep", leave=False, delay=0.5)  # only runs that last are worth a bar
 
 
 def sweep(
@@ -240,7 +242,7 @@ def sweep(
     P = np.array([cm.parameters(p) for p in params])
     gains = np.array([[s.alpha, s.beta, s.gamma] if s is not None else [0.0, 0.0, 0.0] for s in stabs])
     status = np.array(["ok"] * B, dtype=object)
-    message = [""] * B
+    message = _Messages(B)
     for i, reason in _refusals(cm, t0, q0, qd0, P, stabs, method, step, tol).items():
         status[i], message[i] = "refused", reason
     members = [dict(zip(cm.parameter_names, p.tolist()), stabilization=s) for p, s in zip(P, stabs)]
@@ -265,7 +267,8 @@ def _refusals(cm, t0, q0, qd0, P, stabs, method, step, tol) -> dict:
 
     The tests are those of ``simulate``, decided for the whole batch at once
     where the answer is clear and by the single-run checks themselves within
-    a margin of their boundaries (so the decision and the message are the same).
+    a margin of their boundaries (so the decision and the message are the
+    same). A refused gain's message is written when it is read (:class:`_Messages`).
     """
     refused = {}
     B = len(P)
@@ -288,11 +291,53 @@ def _refusals(cm, t0, q0, qd0, P, stabs, method, step, tol) -> dict:
             radius = np.abs(_taylor(method, z)).max(axis=1)
         for j in np.flatnonzero(~(radius < 1.0 - 1e-9)):
             i = stabilized[j]
-            try:
-                check_gain(stabs[i], method, step, cm.n_holonomic, cm.n_nonholonomic)
-            except ValueError as exc:
-                refused[i] = str(exc)
+            E_i = stabs[i].error_matrix(cm.n_holonomic, cm.n_nonholonomic)
+            if radius[j] <= 1.0 + 1e-9 and stability(method, step, E_i).bounded:  # at the edge: check_gain's number
+                continue
+            # refused; check_gain writes the message when it is read
+            refused[i] = partial(_gain_message, stabs[i], method, step, cm.n_holonomic, cm.n_nonholonomic)
     return refused
+
+
+def _gain_message(stabilization, method, step, n_holonomic, n_nonholonomic) -> str:
+    """The message of the UnstableGainError that ``simulate`` raises for this gain."""
+    try:
+        check_gain(stabilization, method, step, n_holonomic, n_nonholonomic)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError("the gain was refused by the batch check but accepted by check_gain")
+
+
+class _Messages(Sequence):
+    """The members' messages, each written when first read.
+
+    The message of a refused gain searches for the largest stable step
+    (:func:`~udk_notebooks.stabilization.check_gain`, milliseconds each): a map
+    whose corner is refused would spend seconds writing messages nobody reads.
+    """
+
+    def __init__(self, size: int):
+        self._items = [""] * size
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        item = self._items[index]
+        if callable(item):
+            item = self._items[index] = item()
+        return item
+
+    def __setitem__(self, index, value):
+        self._items[index] = value
+
+    def __eq__(self, other):
+        return list(self) == list(other) if isinstance(other, (list, tuple, _Messages)) else NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 def _error_matrices(gains, n_h: int, n_n: int) -> np.ndarray:
@@ -875,8 +920,7 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
     scale = limit / DIVERGENCE_FACTOR
     residual = np.zeros((B, N))
     for column in [*np.moveaxis(phi, 2, 0), *np.moveaxis(vel, 2, 0)]:
-        residual = np.fmax(residual, np.abs(column))
-    residual[np.isnan(phi).any(axis=2) | np.isnan(vel).any(axis=2)] = np.nan
+        residual = np.maximum(residual, np.abs(column))  # NaN propagates
     over = done & ~(residual <= DIVERGENCE_FACTOR * scale[:, None] ** 2)
     for i in np.flatnonzero(over.any(axis=1)):
         j = int(np.argmax(over[i]))
@@ -1087,9 +1131,11 @@ def stick_slip_map(angles, mus, *, speed: float = 3.0, t_end: float = 1.5, step:
     colours = [OKABE_ITO["vermillion"], OKABE_ITO["sky_blue"], OKABE_ITO["bluish_green"]]
     ax.pcolormesh(mus, np.degrees(angles), regime, shading="nearest", cmap=ListedColormap(colours), vmin=-1.5, vmax=1.5)
     M_, A_ = np.meshgrid(mus, np.degrees(angles))
-    for value, marker in ((-1, "v"), (0, "s"), (1, "^")):  # markers, not colour alone
-        where = regime == value
-        ax.plot(M_[where], A_[where], ls="none", marker=marker, ms=4, mfc="none", mec="black",
+    # markers, not colour alone; on a fine grid, on every few points only (at most about 16 per axis)
+    thin = (slice(None, None, -(-angles.size // 16)), slice(None, None, -(-mus.size // 16)))
+    for value, marker in ((-1, "v"), (0, "s"), (1, "^")):
+        where = regime[thin] == value
+        ax.plot(M_[thin][where], A_[thin][where], ls="none", marker=marker, ms=4, mfc="none", mec="black",
                 label=f"{REGIMES[value]} ({marker})")
     ax.plot(np.tan(angles), np.degrees(angles), "k--", label=r"$\mu = \tan\alpha$")
     ax.set(xlim=(mus.min(), mus.max()), xlabel=r"friction coefficient $\mu = \mu_s$ (1)", ylabel=r"incline angle $\alpha$ (deg)",
