@@ -937,10 +937,12 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
             if status[i] == "refused":
                 modes.append(None), mode_times.append(None)
                 continue
-            reached = np.flatnonzero(done[i])
-            kept = np.setdiff1d(reached, np.array(sorted(run.replaced.get(i, ())), dtype=int))
+            reached = int(np.count_nonzero(done[i]))  # the samples reached are a prefix of the grid
+            kept = np.arange(reached)
+            if i in run.replaced:
+                kept = np.setdiff1d(kept, np.array(sorted(run.replaced[i]), dtype=int))
             times, rows = grid[kept], run.modes[kept, i].astype(int)
-            cut = grid[reached[-1]] if reached.size else grid[0]
+            cut = grid[reached - 1] if reached else grid[0]
             events = [(t, m) for t, m in run.switches.get(i, []) if t <= cut + 1e-13 * max(1.0, abs(cut))]
             if events:  # a switching instant comes before the grid sample at the same time
                 at = np.searchsorted(times, [t for t, _ in events], side="left")
