@@ -403,6 +403,7 @@ class _View:
         self.batch, self.cm, self.rows = batch, batch.cm, rows
         self.P = batch.P[rows]
         self.p_rows = list(np.ascontiguousarray(self.P.T))
+        self.prepared = batch.cm.prepare_terms(self.p_rows)  # the parameter-only subexpressions, once
         self.c2a, self.b2, self.mg = batch.c2a[rows], batch.b2[rows], batch.mg[rows]
         self.diagonal = None if batch.diagonal is None else batch.diagonal[rows]
         self.diagonal_rows = None if self.diagonal is None else np.ascontiguousarray(self.diagonal.T)
@@ -413,6 +414,10 @@ class _View:
         self.k = 0 if cm.constant_mass else cm.n * cm.n
         self.size = self.k + cm.n + cm.m * cm.n + cm.m + cm.n
         self.buffer = np.zeros((self.size, len(rows)))  # structural zeros stay zero; the rest is overwritten
+
+    def subset(self, rows) -> "_View":
+        """The view of some of these members (positions in this view), with their modes."""
+        return _View(self.batch, self.rows[rows], self.modes[rows])
 
     def set_modes(self, modes):
         """New modes (L, k): members are grouped by their set of sticking contacts (one stacked solve per group)."""
@@ -451,7 +456,7 @@ class _View:
         L = y.shape[0]
         yt = y.T
         q_rows, qd_rows = list(yt[:n]), list(yt[n:])
-        terms = cm.terms_batch(t, q_rows, qd_rows, self.p_rows)
+        terms = cm.terms_batch(t, q_rows, qd_rows, self.p_rows, self.prepared)
         E, buf, k = len(cm.nonzero), self.buffer, self.k
         for row, value in zip(cm.nonzero, terms[:E]):
             buf[row] = value
@@ -470,9 +475,8 @@ class _View:
         F = None
         if contacts:  # per contact: s, drift, mu, mu_s, slope (n)
             F = np.empty((contacts, 4 + n, L))
-            for c, values in enumerate(cm.friction_data(t, q_rows, qd_rows, self.p_rows)):
-                for j, value in enumerate(values):
-                    F[c, j] = value
+            for j, value in enumerate(terms[E + nh + m :]):
+                F[j // (4 + n), j % (4 + n)] = value
         self.friction = F
         out = np.empty((L, 2 * n))
         out[:, :n] = y[:, n:]
@@ -678,90 +682,134 @@ def _initial_modes(cm, batch, t0, y, live, failures):
 class _Run:
     """What :func:`_integrate` hands to :func:`_result`."""
 
-    states: np.ndarray  # (B, N, 2n), NaN where not reached
+    states: np.ndarray  # (N, B, 2n), NaN where not reached
     stops: dict  # member -> (time, reason, status)
     modes: np.ndarray | None  # (N, B, k) at the grid samples
     switches: dict  # member -> list of (time, modes) at switching instants
     replaced: dict  # member -> grid indices k where a switch landed on the grid time and stands for that sample
 
 
+PARK_STEPS = 16
+"""A member whose friction switch fires waits at most this many steps, with the others that fire meanwhile,
+before the switches are located and settled together (then it catches up, a step per step, with the rest)."""
+
+
 def _integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar) -> _Run:
-    """All live members over the grid, one stacked step at a time (``simulate``'s ``_integrate_fixed``)."""
+    """All live members over the grid, one stacked step at a time (``simulate``'s ``_integrate_fixed``).
+
+    Each member has its own grid index. A member whose friction switch fires
+    in a step is parked with that step's data; every :data:`PARK_STEPS`
+    steps the parked members' switches are settled in one batch
+    (:func:`_switch`), and they rejoin the others a few grid steps behind,
+    stepping along with them until they reach the end. Settling a handful of
+    switches costs about as much as settling many, so this saves most of it.
+    """
     cm = batch.cm
     B, N, contacts = y0.shape[0], grid.size, cm.n_friction
-    states = np.full((B, N, 2 * cm.n), np.nan)
+    states = np.full((N, B, 2 * cm.n), np.nan)  # step by step: each step's samples side by side
     mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
-    switches, replaced, counts, stops = {}, {}, np.zeros(B, dtype=np.int64), {}
+    run = _Run(states, {}, mode_log, {}, {})
+    counts = np.zeros(B, dtype=np.int64)
     for i, (t, reason) in failures.items():
-        stops[i] = (t, reason, "failed")
+        run.stops[i] = (t, reason, "failed")
     live = np.array([i for i in live if i not in failures], dtype=np.intp)
     if not live.size:
-        return _Run(states, stops, mode_log, switches, replaced)
+        return run
     view = batch.view(live, modes0[live])
     y = y0[live]
-    states[live, 0] = y
+    index = np.zeros(live.size, dtype=np.intp)  # grid index of each live member
+    states[0, live] = y
     if contacts:
         mode_log[0, live] = view.modes
     k1, g, _ = view.evaluate(grid[0], y)
-    limit_low = limit.min()
-    in_order = True  # live == arange(B) while no member stopped or moved
-    for k in range(1, N):
-        if not live.size:
-            break
-        t, target = grid[k - 1], grid[k]
-        y_new = _advance(view, t, y, target - t, k1, method)
-        k1_new, g_new, _ = view.evaluate(target, y_new)
-        if contacts:
-            fired = ((g > 0) & (g_new <= 0)).any(axis=1)
-            if fired.any():
-                rows = np.flatnonzero(fired)
-                new = _switch(batch, view, rows, t, target, y, k1, g, y_new, k1_new, g_new, method, counts,
-                              max_switches, switches, replaced, k)
-                y_new[rows], k1_new[rows], g_new[rows] = new[0], new[1], new[2]
-                modes = view.modes.copy()
-                modes[rows] = new[3]
-                view.set_modes(modes)
-                view.failures.update(new[4])
-        largest = np.abs(y_new).max()  # one reduction over all members; per member only when needed
-        if largest <= limit_low:
-            gone = np.zeros(live.size, dtype=bool)
-        else:
-            gone = ~(np.abs(y_new) <= limit[live, None]).all(axis=1)  # NaN and inf included
-        if view.failures:
-            failed = np.isin(live, list(view.failures))
-            gone |= failed
-        if gone.any():
-            for j in np.flatnonzero(gone):
-                i = int(live[j])
-                if i in view.failures:
-                    stops[i] = (*view.failures[i], "failed")
-                else:
-                    stops[i] = (float(target), _runaway(y_new[j], limit[i]), "diverged")
-            keep = ~gone
-            in_order = False
-            live, y_new, k1_new, g_new = live[keep], y_new[keep], k1_new[keep], g_new[keep]
-            view = batch.view(live, view.modes[keep])
-        if contacts:
-            order = view.sorted_order()
-            if order is not None:  # regroup: each group a contiguous block of members
-                live, y_new, k1_new, g_new = live[order], y_new[order], k1_new[order], g_new[order]
-                view = batch.view(live, view.modes[order])
-                in_order = False
-        if in_order and live.size == B:
-            states[:, k] = y_new
-        else:
-            states[live, k] = y_new
-        if contacts:
-            mode_log[k, live] = view.modes
-        y, k1, g = y_new, k1_new, g_new
+    parked = []  # (members, modes, index, y, k1, g, y_new, k1_new, g_new) of switches waiting to be settled
+    waiting = 0
+    while live.size or parked:
+        if live.size:
+            t, target = grid[index], grid[index + 1]
+            if index[0] == index[-1] and (index[0] == index).all():  # all on one grid time (the common case)
+                t, target = t[0], target[0]
+            y_new = _advance(view, t, y, target - t, k1, method)
+            k1_new, g_new, _ = view.evaluate(target, y_new)
+            stay = np.ones(live.size, dtype=bool)
+            if contacts:
+                fired = ((g > 0) & (g_new <= 0)).any(axis=1)
+                if fired.any():
+                    stay = ~fired
+                    parked.append((live[fired], view.modes[fired], index[fired], y[fired], k1[fired], g[fired],
+                                   y_new[fired], k1_new[fired], g_new[fired]))
+            index = index + 1
+            live, view, y, k1, g, index = _advance_members(
+                batch, run, view, live, stay, index, y_new, k1_new, g_new, grid, limit, contacts)
+            waiting += 1
+        if parked and (waiting >= PARK_STEPS or not live.size):
+            members, modes, at, *data = (np.concatenate(part) for part in zip(*parked))
+            parked, waiting = [], 0
+            ye, k1e, ge, modes, errors = _switch(batch, members, modes, grid[at], grid[at + 1], *data, method,
+                                                 counts, max_switches, run, at + 1)
+            joined = batch.view(members, modes)
+            joined.failures.update(errors)
+            back = _advance_members(batch, run, joined, members, np.ones(members.size, dtype=bool), at + 1, ye, k1e,
+                                    ge, grid, limit, contacts)
+            if back[0].size:  # rejoin the others
+                live = np.concatenate([live, back[0]])
+                y, k1, g = (np.concatenate([old, new]) for old, new in zip((y, k1, g), back[2:5]))
+                index = np.concatenate([index, back[5]])
+                view = batch.view(live, np.concatenate([view.modes, back[1].modes]))
+                order = view.sorted_order()
+                if order is not None:
+                    live, y, k1, g, index = live[order], y[order], k1[order], g[order], index[order]
+                    view = batch.view(live, view.modes[order])
         if bar is not None:
             bar.update(1)
-    return _Run(states, stops, mode_log, switches, replaced)
+    return run
 
 
-def _switch(batch, view, rows, t, target, y, k1, g, y_new, k1_new, g_new, method, counts, max_switches,
-            switches, replaced, k):
-    """Members ``rows`` of ``view`` crossed a friction switch between ``t`` and ``target``.
+def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit, contacts):
+    """Store the members' new samples (at ``grid[index]``), stop those that ran away or failed, drop finished ones.
+
+    ``stay`` marks the members that took their step (the others were parked).
+    Returns the live members, their view, states, first stages, switching
+    values and grid indices.
+    """
+    gone = ~stay
+    largest = np.abs(y if stay.all() else y[stay]).max(initial=0.0)  # one reduction; per member only when needed
+    if not largest <= limit[live].min(initial=np.inf):
+        gone |= stay & ~(np.abs(y) <= limit[live, None]).all(axis=1)  # NaN and inf included
+    if view.failures:
+        gone |= stay & np.isin(live, list(view.failures))
+    for j in np.flatnonzero(gone & stay):
+        i = int(live[j])
+        if i in view.failures:
+            run.stops[i] = (*view.failures[i], "failed")
+        else:
+            run.stops[i] = (float(grid[index[j]]), _runaway(y[j], limit[i]), "diverged")
+    keep = ~gone
+    if keep.all():
+        run.states[index, live] = y
+        if contacts:
+            run.modes[index, live] = view.modes
+    else:
+        run.states[index[keep], live[keep]] = y[keep]
+        if contacts:
+            run.modes[index[keep], live[keep]] = view.modes[keep]
+    keep &= index < grid.size - 1  # members at the end are done
+    if keep.all():
+        if contacts and (order := view.sorted_order()) is not None:  # regroup: each group a contiguous block
+            return (live[order], batch.view(live[order], view.modes[order]), y[order], k1[order], g[order],
+                    index[order])
+        return live, view, y, k1, g, index
+    live, modes = live[keep], view.modes[keep]
+    view = batch.view(live, modes)
+    if contacts and (order := view.sorted_order()) is not None:
+        keep = np.flatnonzero(keep)[order]
+        live, view = live[order], batch.view(live[order], modes[order])
+    return live, view, y[keep], k1[keep], g[keep], index[keep]
+
+
+def _switch(batch, members, modes, t, target, y, k1, g, y_new, k1_new, g_new, method, counts, max_switches,
+            run, k):
+    """Members that crossed a friction switch in their step from ``t`` to ``target`` (arrays, one per member).
 
     As in ``simulate``: the switch is located on the step length to
     ``1e-13`` (here by the Illinois variant of regula falsi, in a few
@@ -769,14 +817,14 @@ def _switch(batch, view, rows, t, target, y, k1, g, y_new, k1_new, g_new, method
     the contacts that fired are released or held (:meth:`CompiledModel.release`),
     sticking contacts are put at rest, and the rest of the step is taken in the
     new modes (which may switch again). Returns their states, first stages,
-    switching values and modes at ``target``, and any failures.
+    switching values and modes at ``target`` (grid index ``k``), and any failures.
     """
-    cm, n = batch.cm, batch.cm.n
-    sub = batch.view(view.rows[rows], view.modes[rows])
-    R = rows.size
-    ts = np.full(R, float(t))
-    ys, k1s, g0 = y[rows].copy(), k1[rows].copy(), g[rows].copy()
-    ye, k1e, g1 = y_new[rows].copy(), k1_new[rows].copy(), g_new[rows].copy()
+    cm = batch.cm
+    sub = batch.view(members, modes)
+    R = members.size
+    ts = t.copy()
+    ys, k1s, g0 = y.copy(), k1.copy(), g.copy()
+    ye, k1e, g1 = y_new.copy(), k1_new.copy(), g_new.copy()
     failures = {}
     pending = np.ones(R, dtype=bool)
     for _ in range(4 * cm.n_friction + 4):  # each pass settles one switch per member
@@ -786,7 +834,7 @@ def _switch(batch, view, rows, t, target, y, k1, g, y_new, k1_new, g_new, method
             break
         idx = np.flatnonzero(pending)
         part = batch.view(sub.rows[idx], sub.modes[idx])
-        hs = target - ts[idx]
+        hs = target[idx] - ts[idx]
         hit, y_hit = _locate(part, ts[idx], ys[idx], k1s[idx], hs, g0[idx], g1[idx], ye[idx], fired[idx], method)
         t_hit = ts[idx] + hit
         new_modes, y_hit, errors = _release(cm, part, t_hit, y_hit, fired[idx])
@@ -797,17 +845,18 @@ def _switch(batch, view, rows, t, target, y, k1, g, y_new, k1_new, g_new, method
             if counts[member] > max_switches:
                 failures.setdefault(member, (float(t_hit[j]), f"RuntimeError: more than `max_switches` = "
                                              f"{max_switches} friction switches; the motion may be Zeno"))
-            switches.setdefault(member, []).append((float(t_hit[j]), tuple(new_modes[j])))
+            run.switches.setdefault(member, []).append((float(t_hit[j]), tuple(new_modes[j])))
         part.set_modes(new_modes)
         sub.modes[idx] = new_modes
-        landed = t_hit >= target - 1e-13 * np.maximum(1.0, np.abs(t_hit))
+        end = target[idx]
+        landed = t_hit >= end - 1e-13 * np.maximum(1.0, np.abs(t_hit))
         for j in np.flatnonzero(landed):
-            replaced.setdefault(int(part.rows[j]), set()).add(k)
+            run.replaced.setdefault(int(part.rows[j]), set()).add(int(k[idx[j]]))
         # the rest of the step in the new modes (from the switch; a switch on the grid time ends the step)
         k1h, gh, _ = part.evaluate(t_hit, y_hit)
-        rest = np.where(landed, 0.0, target - t_hit)
+        rest = np.where(landed, 0.0, end - t_hit)
         y_end = np.where(landed[:, None], y_hit, _advance(part, t_hit, y_hit, rest, k1h, method))
-        k1_end, g_end, _ = part.evaluate(target, y_end)
+        k1_end, g_end, _ = part.evaluate(end, y_end)
         failures.update(part.failures)
         ts[idx], ys[idx], k1s[idx], g0[idx] = t_hit, y_hit, k1h, gh
         ye[idx], k1e[idx], g1[idx] = y_end, k1_end, g_end
@@ -826,6 +875,8 @@ def _locate(view, t, y, k1, h, g0, g1, y_end, fired, method):
     so a root found exactly (a switching value linear in the step, as for a
     block under constant forces) closes the bracket on the next iteration;
     after eight iterations every other one bisects, which bounds the worst case.
+    The step returned is the one ``simulate``'s bisection ends on (replayed
+    against the root found), with the state there.
     """
     def worst(values):
         return np.where(fired, values, np.inf).min(axis=1)
@@ -855,7 +906,31 @@ def _locate(view, t, y, k1, h, g0, g1, y_end, fired, method):
         lo, f_lo = np.where(above, x, lo), np.where(above, value, f_lo)
         y_hi[below] = y_x[below]
         side = np.where(below, -1, np.where(above, 1, side)).astype(np.int8)
-    return hi, y_hi
+    # The bracket holds the root to 1e-13 (as simulate's does), but not the same 1e-13: land where simulate's
+    # bisection lands, which the root decides. Its midpoints are replayed against the root (the secant point
+    # of the last bracket, exact to rounding there); a midpoint within rounding of the root is evaluated.
+    root = np.where(f_hi == f_lo, hi, hi - f_hi * (hi - lo) / (f_hi - f_lo))
+    near = 1e-15 * np.maximum(1.0, np.abs(t))
+    lo, hi = np.zeros_like(h), h.copy()
+    for _ in range(200):
+        active = hi - lo > tol
+        if not active.any():
+            break
+        mid = (lo + hi) / 2
+        below = mid >= root
+        unsure = np.flatnonzero(active & (np.abs(mid - root) <= near))
+        if unsure.size:  # the sign itself, as simulate's bisection tests it
+            part = view.subset(unsure)
+            y_mid = _advance(part, t[unsure], y[unsure], mid[unsure], k1[unsure], method)
+            below[unsure] = worst_of(part.evaluate(t[unsure] + mid[unsure], y_mid)[1], fired[unsure]) <= 0
+        hi, lo = np.where(active & below, mid, hi), np.where(active & ~below, mid, lo)
+    start = (t + hi) - hi  # simulate steps to the switch from here
+    return hi, _advance(view, start, y, hi, k1, method)
+
+
+def worst_of(values, fired):
+    """The smallest switching value among the fired contacts, per member."""
+    return np.where(fired, values, np.inf).min(axis=1)
 
 
 def _release(cm, view, t, y, fired):
@@ -900,7 +975,7 @@ def _release(cm, view, t, y, fired):
 def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepResult:
     """Residuals of every reached sample, ``simulate``'s residual stop, and the per-member summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
-    states = run.states  # (B, N, 2n)
+    states = run.states.transpose(1, 0, 2)  # (B, N, 2n), a view
     # every sample in one evaluation: rows of shape (B, N), parameters (B, 1), times (1, N); NaN stays NaN
     terms = cm.terms_batch(grid[None, :], [states[:, :, j] for j in range(n)],
                            [states[:, :, n + j] for j in range(n)], [P[:, None] for P in batch.P.T])
@@ -909,7 +984,7 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
     vel = np.empty((B, N, cm.m))
     for j, value in enumerate(terms[E : E + nh]):
         phi[:, :, j] = value
-    for j, value in enumerate(terms[E + nh :]):
+    for j, value in enumerate(terms[E + nh : E + nh + cm.m]):
         vel[:, :, j] = value
     done = np.isfinite(states[:, :, 0])  # a sample is all numbers (reached) or all NaN
     phi[~done] = vel[~done] = np.nan
