@@ -1,30 +1,46 @@
 """Parameter sweeps: one model, many parameter sets and gains, integrated together.
 
 A stability map needs thousands of short runs that differ only in a gain or a
-parameter. :func:`sweep` runs them as one batch: the compiled model's
-array-capable functions (:meth:`CompiledModel.matrices_batch`,
-:meth:`CompiledModel.residuals_batch`) evaluate ``M, Q, A, b, C`` for every
-member at once, and :func:`udk_notebooks.core.solve_batch` solves the
-Udwadia-Kalaba equation (Udwadia & Kalaba 1992, Eq. 7; the 2005 paper's
-Eq. 11 for ``C``) with stacked linear algebra. The fixed-step grid and the
-stabilization term are those of :func:`udk_notebooks.simulate`, so each member
-equals a single ``simulate`` run to rounding.
+parameter. :func:`sweep` runs them as one batch with ``simulate``'s fixed-step
+Euler or RK4 on ``simulate``'s grid, so each member equals its single
+:func:`udk_notebooks.simulate` run to rounding (1e-12 in the tests):
+
+* at every stage, :meth:`CompiledModel.terms_batch` evaluates the entries of
+  ``M, Q, A, b, C``, the residuals ``phi, (phi', psi)`` of the Baumgarte
+  correction and the friction data of every member in one lambdified, CSE'd
+  call (parameter-only subexpressions computed once per member set), with the
+  members along the last axis;
+* the Udwadia-Kalaba equation (Udwadia & Kalaba 1992, Eq. 7; Udwadia, Kalaba
+  & Fan 2005, Eqs. 10-11 for ``C`` and friction) is solved for all members
+  with stacked linear algebra: closed forms for one or two rows with a
+  diagonal ``M`` (row operations on arrays of length B), stacked ``matmul``
+  and ``solve`` otherwise, and the single-run solver for a member whose
+  Gram matrix is ill-conditioned;
+* a gain check (Beshaw 2014, Theorems 1-2) and a start check decide every
+  member at once, as ``simulate`` would.
 
 Members that a single run would refuse (an unstable gain, an inconsistent
 initial state), that diverge (``simulate``'s :data:`DIVERGENCE_FACTOR` rule on
-the state and on the residuals) or whose equation of motion fails are
-reported per member in :attr:`SweepResult.status`, ``message`` and
-``stopped_at``; their rows hold NaN from the point where they stopped, never
-a silent NaN with status "ok".
+the state and on the residuals, at the same sample) or whose equation of
+motion fails are reported per member in :attr:`SweepResult.status`,
+``message`` and ``stopped_at``; their rows hold NaN from the point where they
+stopped, never a silent NaN with status "ok".
 
-Coulomb friction contacts switch per member: every member keeps its own
-modes, members are grouped by the contacts that stick (one stacked solve per
-group), and a member whose switching function changes sign in a step has the
-switch located, the mode chosen and the rest of its step taken as ``simulate``
-does (:func:`_switch`), together with the other members that switch in that
-step. The adaptive methods, :class:`~udk_notebooks.stabilization.GainMatrix`
-gains and contacts with their own normal rows run member by member through
-``simulate`` (the same result, without the batch speed-up).
+Coulomb friction contacts (normal force ``|F^L|``) switch per member: every
+member keeps its own modes and members are grouped by the contacts that stick
+(one stacked solve per group). A member whose switching function changes
+sign in a step waits, parked, for up to :data:`PARK_STEPS` steps; then the
+parked switches are located together (regula falsi, then ``simulate``'s
+bisection replayed against the root, so the switching instant is the single
+run's), the modes chosen as :meth:`CompiledModel.release` chooses them, the
+sticking contacts put at rest, and the parked members catch up with the
+others, step by step.
+
+The adaptive methods (each run has its own steps: no common grid),
+:class:`~udk_notebooks.stabilization.GainMatrix` gains and contacts with their
+own normal rows (``CoulombFriction.normal``) run member by member through
+``simulate``: the same results, at the speed of a loop, with the same
+per-member report.
 """
 
 from __future__ import annotations
