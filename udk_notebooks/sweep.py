@@ -991,17 +991,19 @@ def _release(cm, view, t, y, fired):
 def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepResult:
     """Residuals of every reached sample, ``simulate``'s residual stop, and the per-member summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
-    states = run.states.transpose(1, 0, 2)  # (B, N, 2n), a view
-    # every sample in one evaluation: rows of shape (B, N), parameters (B, 1), times (1, N); NaN stays NaN
-    terms = cm.terms_batch(grid[None, :], [states[:, :, j] for j in range(n)],
-                           [states[:, :, n + j] for j in range(n)], [P[:, None] for P in batch.P.T])
+    steps = run.states  # (N, B, 2n)
+    # every sample in one evaluation: rows of shape (N, B), parameters (1, B), times (N, 1); NaN stays NaN
+    terms = cm.terms_batch(grid[:, None], [steps[:, :, j] for j in range(n)],
+                           [steps[:, :, n + j] for j in range(n)], [P[None, :] for P in batch.P.T])
     E, nh = len(cm.nonzero), cm.n_holonomic
-    phi = np.empty((B, N, nh))
-    vel = np.empty((B, N, cm.m))
+    phi = np.empty((nh, N, B))
+    vel = np.empty((cm.m, N, B))
     for j, value in enumerate(terms[E : E + nh]):
-        phi[:, :, j] = value
+        phi[j] = value
     for j, value in enumerate(terms[E + nh : E + nh + cm.m]):
-        vel[:, :, j] = value
+        vel[j] = value
+    states = np.ascontiguousarray(steps.transpose(1, 0, 2))  # (B, N, 2n)
+    phi, vel = np.ascontiguousarray(phi.transpose(2, 1, 0)), np.ascontiguousarray(vel.transpose(2, 1, 0))
     done = np.isfinite(states[:, :, 0])  # a sample is all numbers (reached) or all NaN
     phi[~done] = vel[~done] = np.nan
     stopped_at = np.full(B, np.nan)
