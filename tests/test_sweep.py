@@ -152,6 +152,18 @@ def test_friction_members_switch_independently():
     assert_sweep_equals_single_runs(INCLINE, result, q0, qd0, span, step, "rk4", [None] * 3, grid)
 
 
+@pytest.mark.parametrize("after", [0.0, 0.002, 0.03])
+def test_switch_near_the_end_of_the_run(after):
+    # The stop falls in the last step (or on its end, or a few steps before): the parked switch is
+    # settled after the other members have finished, and the run ends where the single one does.
+    grid, q0, qd0 = incline_members([0.5, 0.5], [0.7, 0.3])
+    step = 0.005
+    end = incline_friction.stop_time(3.0, **grid[0]) + after
+    span = (0.0, round(end / step) * step if after == 0.0 else end)
+    result = sweep(INCLINE, span, q0, qd0, params=grid, step=step)
+    assert_sweep_equals_single_runs(INCLINE, result, q0, qd0, span, step, "rk4", [None] * 2, grid)
+
+
 @settings(max_examples=5, deadline=None)
 @given(
     st.lists(st.tuples(st.floats(0.1, 1.3), st.floats(0.0, 1.4)), min_size=1, max_size=8),
