@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from udk_notebooks import CoulombFriction, Model, simulate
 from udk_notebooks.errors import SimulationError
-from udk_notebooks.examples import carriage_pendulum, chain, double_pendulum, incline_friction, rolling_disk
+from udk_notebooks.examples import carriage_pendulum, chain, double_pendulum, incline_friction, rolling_disk, singular_mass
 from udk_notebooks.stabilization import Baumgarte
 from udk_notebooks.sweep import parameter_grid, sweep
 
@@ -82,8 +82,9 @@ def test_pendulum_gain_and_parameter_grid_equals_single_runs(members, method):
         (carriage_pendulum.model(), parameter_grid(F0=[0.0, 5.0], k=[1.0, 20.0]), lambda p: carriage_pendulum.initial_state()),
         (rolling_disk.model(), parameter_grid(r=[0.5, 1.5], I2=[0.1, 0.4]), lambda p: rolling_disk.initial_state(**p)),
         (chain.n_link_chain(3), parameter_grid(m=[0.5, 2.0], l=[1.0]), lambda p: chain.chain_initial_state(3, **p)),
+        (singular_mass.model(), parameter_grid(g=[9.81, 3.0]), lambda p: singular_mass.initial_state(**p)),
     ],
-    ids=["double_pendulum", "carriage_pendulum", "rolling_disk", "chain3"],
+    ids=["double_pendulum", "carriage_pendulum", "rolling_disk", "chain3", "singular_mass_one_by_one"],
 )
 def test_examples_batch_equals_single_runs(model, grid, state):
     states = [state(p) for p in grid]

@@ -264,6 +264,8 @@ def sweep(
     members = [dict(zip(cm.parameter_names, p.tolist()), stabilization=s) for p, s in zip(P, stabs)]
     live = np.flatnonzero(status == "ok")
     batch = _Batch(cm, P, gains)
+    if batch.singular:  # a singular mass matrix (a massless coordinate): simulate's own solver, member by member
+        return _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, simulate_options)
     y0 = np.concatenate([q0, qd0], axis=1)
     modes0 = np.zeros((B, cm.n_friction), dtype=np.int64)
     failures = {}
@@ -391,9 +393,15 @@ class _Batch:
         self.mg = -gains[:, 2]
         self.stabilized = bool(np.any(gains))
         self.diagonal = self.inverse = None
+        self.singular = False
         if cm.constant_mass:  # M(p) once per distinct parameter vector, inverted in one stacked call
             unique, which = np.unique(P, axis=0, return_inverse=True)
-            inverse = np.linalg.inv(np.array([np.asarray(cm.mass(p), dtype=float) for p in unique]))
+            masses = np.array([np.asarray(cm.mass(p), dtype=float) for p in unique])
+            eig = np.linalg.eigvalsh(masses)
+            if not np.all(eig[:, 0] > 1e-10 * np.abs(eig).max(axis=1)):  # a singular M: simulate's own solver
+                self.singular = True
+                return
+            inverse = np.linalg.inv(masses)
             off = ~np.eye(cm.n, dtype=bool)
             if not np.any(inverse[:, off]):  # diagonal (Cartesian coordinates): a product per entry
                 self.diagonal = np.diagonal(inverse, axis1=1, axis2=2)[which.ravel()]
@@ -447,7 +455,7 @@ class _View:
         contacts = [list(np.flatnonzero((c >> np.arange(modes.shape[1])) & 1)) for c in present]
         if present.size == 1:
             self.groups = [(slice(None), contacts[0])]
-        elif np.all(codes[:-1] <= codes[1:]):  # members sorted by group (see _grouped): slices, not gathers
+        elif np.all(codes[:-1] <= codes[1:]):  # members sorted by group (_advance_members): slices
             edges = np.searchsorted(codes, present, side="left").tolist() + [codes.size]
             self.groups = [(slice(lo, hi), c) for lo, hi, c in zip(edges[:-1], edges[1:], contacts)]
         else:
@@ -460,12 +468,22 @@ class _View:
         return np.argsort(self.codes, kind="stable")
 
     def _mass_solve(self, sel, X, M):
-        """``M^{-1} X`` for X of shape (G, n, k)."""
+        """``M^{-1} X`` for X of shape (G, n, k); NaN for a member whose ``M`` is singular there."""
         if self.diagonal is not None:
             return self.diagonal[sel][:, :, None] * X
         if self.inverse is not None:
             return self.inverse[sel] @ X
-        return np.linalg.solve(M[sel], X)
+        M = M[sel]
+        try:
+            return np.linalg.solve(M, X)
+        except np.linalg.LinAlgError:  # some member's M is singular: those members take the single-run solver
+            out = np.full(X.shape, np.nan)
+            for i in range(M.shape[0]):
+                try:
+                    out[i] = np.linalg.solve(M[i], X[i])
+                except np.linalg.LinAlgError:
+                    pass
+            return out
 
     def evaluate(self, t, y):
         cm, n, m, nh = self.cm, self.cm.n, self.cm.m, self.cm.n_holonomic
@@ -604,6 +622,9 @@ class _View:
         rows = A.shape[1]
         At = A.transpose(0, 2, 1)
         X = self._mass_solve(sel, np.concatenate([Q[:, :, None], At], axis=2), M)  # M^{-1} [Q, A^T]
+        solved = np.isfinite(X).all(axis=(1, 2))
+        if not solved.all():
+            X = np.where(solved[:, None, None], X, 0.0)  # those members go to the single-run solver (ok False)
         a, XA = X[:, :, 0], X[:, :, 1:]
         if rows == 1:
             row, x = A[:, 0], XA[:, :, 0]
@@ -624,6 +645,7 @@ class _View:
         else:
             ok, lam, qdd = np.ones(a.shape[0], dtype=bool), np.zeros((a.shape[0], 0)), a
             solve_gram = lambda r: r  # noqa: E731
+        ok = ok & solved
         ratio = None
         total = None if C is None else C[sel]
         if F is not None:
