@@ -45,6 +45,7 @@ per-member report.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from functools import partial
 from itertools import product
@@ -54,10 +55,11 @@ import numpy as np
 
 from ._checks import as_finite_array
 from ._threads import single_blas_thread
-from .compiled import HOLD_RTOL, STICK_SPEED
+from .compiled import HOLD_RTOL, STICK_SPEED, CompiledModel
 from .core import GRAM_RCOND
 from .errors import SimulationError
-from .simulation import DIVERGENCE_FACTOR, FIXED_STEP_METHODS, _check_initial, _compiled, _runaway, simulate
+from .simulation import (DIVERGENCE_FACTOR, FIXED_STEP_METHODS, _check_initial, _compiled, _runaway,
+                         _stick_velocity, simulate)
 from .stabilization import Baumgarte, check_gain, stability
 
 __all__ = ["REGIMES", "SweepResult", "parameter_grid", "stability_map", "stick_slip_map", "sweep"]
@@ -696,8 +698,6 @@ def _initial_modes(cm, batch, t0, y, live, failures):
     Members with every contact clearly sliding take ``sign(s)`` at once; the
     others go through the single-run code (:meth:`CompiledModel.friction_modes`).
     """
-    from .simulation import _stick_velocity
-
     n = cm.n
     view = batch.view(live, np.ones((live.size, cm.n_friction)))
     view.evaluate(t0, y)
@@ -971,18 +971,27 @@ def worst_of(values, fired):
     return np.where(fired, values, np.inf).min(axis=1)
 
 
+_CROSSED_RULE = "crossed" in inspect.signature(CompiledModel.release).parameters
+"""Whether ``CompiledModel.release`` takes ``crossed`` (sticking contacts that reached their limit are then
+released past ``1 - HOLD_RTOL``, not ``1 + HOLD_RTOL``); the batch follows whichever rule ``simulate`` uses."""
+
+
 def _release(cm, view, t, y, fired):
     """``CompiledModel.release`` for these members at once, then sticking contacts put at rest.
 
     Returns the new modes (L, k), the states and a dict of failures (member: (t, message)).
     """
     n = cm.n
+    crossed = fired & (view.modes == 0)  # sticking contacts whose holding force reached the limit
     modes = view.modes.copy()
     modes[fired] = 0
     view.set_modes(modes)
     _, _, ratios = view.evaluate(t, y)
     F = view.friction  # the contacts' data does not depend on the modes
-    released = fired & (np.abs(ratios) > 1 + HOLD_RTOL)
+    limit = 1 + HOLD_RTOL
+    if _CROSSED_RULE:  # release(..., crossed): a crossed contact is released from 1 - HOLD_RTOL on
+        limit = np.where(crossed, 1 - HOLD_RTOL, 1 + HOLD_RTOL)
+    released = fired & (np.abs(ratios) > limit)
     failures = {}
     if released.any():
         modes[released] = -np.sign(ratios[released]).astype(np.int64)
@@ -994,8 +1003,9 @@ def _release(cm, view, t, y, fired):
         for j in np.flatnonzero((released & (modes * rate < -1e-9 * scale[:, None])).any(axis=1)):
             member = int(view.rows[j])
             try:  # Coulomb's law admits no motion: the single-run code says so
+                extra = {"crossed": np.flatnonzero(crossed[j])} if _CROSSED_RULE else {}
                 cm.release(float(t[j]), y[j, :n], y[j, n:], view.P[j], tuple(int(v) for v in modes[j]),
-                           np.flatnonzero(fired[j]))
+                           np.flatnonzero(fired[j]), **extra)
                 failures[member] = (float(t[j]), "the batch found no consistent friction mode here")
             except ValueError as exc:
                 failures[member] = (float(t[j]), f"{type(exc).__name__}: {exc}")
