@@ -274,6 +274,7 @@ def sweep(
     if cm.n_friction:
         y0[live], modes0[live] = _initial_modes(cm, batch, t0, y0[live], live, failures)
     limit = DIVERGENCE_FACTOR * (1.0 + np.abs(y0).max(axis=1))  # as simulate: the scale of the start
+    batch.limit = limit
     bar = _progress(count, progress and B * count > 20000)
     with single_blas_thread(), np.errstate(all="ignore"):  # a diverging member is stopped and reported
         run = _integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar)
@@ -390,6 +391,7 @@ class _Batch:
 
     def __init__(self, cm, P, gains):
         self.cm, self.P = cm, P
+        self.limit = np.full(P.shape[0], np.inf)  # simulate's DIVERGENCE_FACTOR bound per member (set by sweep)
         self.c2a = -2.0 * gains[:, 0]  # Baumgarte.correction: -2 alpha phi' - beta^2 phi, then -gamma psi
         self.b2 = gains[:, 1] ** 2
         self.mg = -gains[:, 2]
@@ -431,6 +433,7 @@ class _View:
         self.p_rows = list(np.ascontiguousarray(self.P.T))
         self.prepared = batch.cm.prepare_terms(self.p_rows)  # the parameter-only subexpressions, once
         self.c2a, self.b2, self.mg = batch.c2a[rows], batch.b2[rows], batch.mg[rows]
+        self.lowest_limit = batch.limit[rows].min(initial=np.inf)  # below it, no member has run away
         self.diagonal = None if batch.diagonal is None else batch.diagonal[rows]
         self.diagonal_rows = None if self.diagonal is None else np.ascontiguousarray(self.diagonal.T)
         self.inverse = None if batch.inverse is None else batch.inverse[rows]
@@ -502,10 +505,11 @@ class _View:
         C = buf[k + n + m * n + m :] if cm.has_nonideal else None
         M = None if cm.constant_mass else buf[:k].reshape(n, n, L).transpose(2, 0, 1)
         correction = None
-        if self.batch.stabilized:
+        if self.batch.stabilized:  # Baumgarte.correction, row by row: -2 alpha phi' - beta^2 phi, then -gamma psi
             phi, vel = terms[E : E + nh], terms[E + nh : E + nh + m]
-            correction = np.array([self.c2a * vel[i] - self.b2 * phi[i] for i in range(nh)]
-                                  + [self.mg * vel[i] for i in range(nh, m)]).reshape(m, L)
+            correction = np.empty((m, L))
+            for i in range(m):
+                correction[i] = self.c2a * vel[i] - self.b2 * phi[i] if i < nh else self.mg * vel[i]
             b = b + correction
         contacts = self.modes.shape[1]
         F = None
@@ -516,8 +520,9 @@ class _View:
         self.friction = F
         out = np.empty((L, 2 * n))
         out[:, :n] = y[:, n:]
-        g = np.empty((L, contacts))
-        ratios = np.full((L, contacts), np.nan)
+        g = ratios = np.empty((L, 0))
+        if contacts:
+            ratios = np.full((L, contacts), np.nan)
         for sel, stuck in self.groups:
             if 0 < m + len(stuck) <= 2 and self.diagonal is not None:
                 qdd, ok, ratio = self._solve_small(sel, Q, A, b, C, F, stuck)
@@ -812,7 +817,7 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
     """
     gone = ~stay
     largest = np.abs(y if stay.all() else y[stay]).max(initial=0.0)  # one reduction; per member only when needed
-    if not largest <= limit[live].min(initial=np.inf):
+    if not largest <= view.lowest_limit:
         gone |= stay & ~(np.abs(y) <= limit[live, None]).all(axis=1)  # NaN and inf included
     if view.failures:
         gone |= stay & np.isin(live, list(view.failures))
@@ -824,9 +829,10 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
             run.stops[i] = (float(grid[index[j]]), _runaway(y[j], limit[i]), "diverged")
     keep = ~gone
     if keep.all():
-        run.states[index, live] = y
+        at = index[0] if index[0] == index[-1] and (index == index[0]).all() else index  # one step for all: a row
+        run.states[at, live] = y
         if contacts:
-            run.modes[index, live] = view.modes
+            run.modes[at, live] = view.modes
     else:
         run.states[index[keep], live[keep]] = y[keep]
         if contacts:
