@@ -186,6 +186,66 @@ class CompiledModel:
         """
         return _stack(self._batch_function("entries")(t, list(q.T), list(qd.T), list(p.T)), q.shape[0])
 
+    def terms_batch(self, t, q_rows, qd_rows, p_rows, prepared=None) -> list:
+        """The nonzero entries of :attr:`matrices`, ``phi``, ``(phi', psi)`` and the friction data, at once.
+
+        One lambdified function with common subexpressions eliminated across
+        all of them (a batched integrator needs the residuals of a stabilized
+        ``b`` and the friction contacts at every stage). Subexpressions of the
+        parameters alone (``cos(alpha)`` of an incline, ``-m g``) are computed
+        once per parameter set by :meth:`prepare_terms` and passed back as
+        ``prepared``; without it they are computed here.
+
+        Arguments are rows, not stacked arrays: ``t`` is a float or an array,
+        ``q_rows, qd_rows`` are sequences of n arrays and ``p_rows`` of k
+        arrays, all of one shape (B,) (or broadcasting to one shape).
+
+        Returns a list of ``len(nonzero) + n_holonomic + m + n_friction (4 + n)``
+        items, each an array or a float (an entry that does not depend on the
+        batch): the entries, ``phi``, ``(phi', psi)``, then per contact the
+        columns of :attr:`friction_data` (``s``, its drift, ``mu``, ``mu_s``, ``ds/dq'``).
+        """
+        pre, main = self._terms_functions()
+        if prepared is None:
+            prepared = pre(p_rows)
+        return main(t, q_rows, qd_rows, p_rows, prepared)
+
+    def prepare_terms(self, p_rows) -> list:
+        """The parameter-only subexpressions of :meth:`terms_batch` for these parameter rows."""
+        return self._terms_functions()[0](p_rows)
+
+    def _terms_functions(self):
+        """``(pre, main)`` of :meth:`terms_batch`, built on first use and kept."""
+        cache = self._symbolic
+        if "terms" not in cache:
+            t_sym, q_syms, qd_syms, p_syms = cache["args"]
+            _, _, _, replace = _numeric_symbols(self.model)
+            friction = []
+            for contact in self.model.friction:  # the rows of friction_data (see from_model)
+                s = sm.sympify(contact.sliding_velocity).xreplace(replace)
+                drift = sum(s.diff(c) * v for c, v in zip(q_syms, qd_syms)) + s.diff(t_sym)
+                mu = sm.sympify(contact.coefficient).xreplace(replace)
+                static = contact.static_coefficient if contact.static_coefficient is not None else contact.coefficient
+                friction += [s, drift, mu, sm.sympify(static).xreplace(replace)] + [s.diff(v) for v in qd_syms]
+            exprs = [sm.sympify(e) for e in cache["entries"] + cache["phi"] + cache["velocity"] + friction]
+            replacements, reduced = sm.cse(exprs)
+            params = set(p_syms)
+            hoisted, kept = [], []
+            for symbol, expr in replacements:  # in order: a replacement may use earlier ones
+                (hoisted if expr.free_symbols <= params | {h for h, _ in hoisted} else kept).append((symbol, expr))
+            reduced = list(reduced)
+            for j, expr in enumerate(reduced):  # whole outputs of the parameters alone (-m g) are hoisted too
+                if not expr.is_Number and expr.free_symbols <= params | {h for h, _ in hoisted}:
+                    symbol = sm.Dummy(f"hoisted{j}")
+                    hoisted.append((symbol, expr))
+                    reduced[j] = symbol
+            names = [h for h, _ in hoisted]
+            pre = sm.lambdify([list(p_syms)], names, modules=["numpy", "scipy"], cse=lambda _: (hoisted, names))
+            main = sm.lambdify([t_sym, list(q_syms), list(qd_syms), list(p_syms), names], reduced,
+                               modules=["numpy", "scipy"], cse=lambda _: (kept, reduced))
+            cache["terms"] = (pre, main)
+        return cache["terms"]
+
     def residuals_batch(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`residuals` for a batch (``t`` a float or shape (B,)): shapes (B, m_h) and (B, m)."""
         B = q.shape[0]
