@@ -167,7 +167,9 @@ class CompiledModel:
             mass=sm.lambdify([list(p_syms)], sm.Matrix(M), modules="numpy", cse=True) if constant_mass else None,
             has_nonideal=any(e != 0 for e in C),
             _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
-                       "phi": list(phi), "velocity": list(velocity)},
+                       "phi": list(phi), "velocity": list(velocity), "energy": [num(model.energy)],
+                       "powers": list(num(model.nonconservative_force)) + [num(model.explicit_time_power)],
+                       "friction": [entry for row in rows for entry in row] if friction is not None else []},
         )
 
     # -- array-capable twins (parameter sweeps) ----------------------------------
@@ -182,7 +184,8 @@ class CompiledModel:
     def matrices_batch(self, t, q, qd, p) -> np.ndarray:
         """The nonzero entries of :attr:`matrices` for a batch: shape (B, len(nonzero)).
 
-        ``t`` is a float or shape (B,); ``q, qd`` have shape (B, n) and ``p`` shape (B, k).
+        ``t`` is a float or shape (B,); ``q, qd`` have shape (B, n) and ``p`` shape (B, k), or
+        shape (k,) for one parameter vector shared by the batch (as in the other ``*_batch`` functions).
         """
         return _stack(self._batch_function("entries")(t, list(q.T), list(qd.T), list(p.T)), q.shape[0])
 
@@ -191,6 +194,21 @@ class CompiledModel:
         B = q.shape[0]
         phi = _stack(self._batch_function("phi")(t, list(q.T), list(p.T)), B)
         return phi, _stack(self._batch_function("velocity")(t, list(q.T), list(qd.T), list(p.T)), B)
+
+    def energy_batch(self, t, q, qd, p) -> np.ndarray:
+        """:attr:`energy` for a batch (``t`` a float or shape (B,)): shape (B,)."""
+        return _stack(self._batch_function("energy")(t, list(q.T), list(qd.T), list(p.T)), q.shape[0])[:, 0]
+
+    def powers_batch(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
+        """:attr:`powers_data` for a batch: the nonconservative force, shape (B, n), and ``-dL/dt``, shape (B,)."""
+        values = _stack(self._batch_function("powers")(t, list(q.T), list(qd.T), list(p.T)), q.shape[0])
+        return values[:, :-1], values[:, -1]
+
+    def friction_batch(self, t, q, qd, p) -> np.ndarray:
+        """:attr:`friction_data` for a batch: shape (B, k, 4 + n), per contact ``[s, drift, mu, mu_s, slope...]``."""
+        B = q.shape[0]
+        values = _stack(self._batch_function("friction")(t, list(q.T), list(qd.T), list(p.T)), B)
+        return values.reshape(B, self.n_friction, 4 + self.n)
 
     # -- sizes and parameters ------------------------------------------------
     @property
