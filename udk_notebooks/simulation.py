@@ -610,7 +610,7 @@ def _motions(cm, p, times, q, qd, modes_log, correction) -> dict:
     N, n, m = len(times), cm.n, cm.m
     out = {k: np.empty((N, n)) for k in ("qdd", "impressed", "ideal", "nonideal")}
     alone = []  # samples for the one-by-one route
-    if N:
+    if N:  # a group's members are a slice when it holds every sample: views instead of copies
         values = np.zeros((N, (0 if cm.constant_mass else n * n) + n + m * n + m + n))
         values[:, cm.nonzero] = cm.matrices_batch(times, q, qd, p)
         k = 0 if cm.constant_mass else n * n
@@ -618,20 +618,25 @@ def _motions(cm, p, times, q, qd, modes_log, correction) -> dict:
         b, C = values[:, k + n + m * n : k + n + m * n + m], values[:, k + n + m * n + m :]
         if correction is not None:
             b = b + correction
+        out["impressed"][:] = Q
         inverse, mass_ok = _mass_inverse(cm, p, values)
         friction = cm.friction_batch(times, q, qd, p) if cm.n_friction else None
         own_normal = any(getattr(contact, "normal", None) is not None for contact in cm.model.friction)
-        groups = [((), np.arange(N))]
+        groups = [((), slice(None))]
         if cm.n_friction:
             table = np.array(modes_log, dtype=int).reshape(N, cm.n_friction)
             kinds, which = np.unique(table, axis=0, return_inverse=True)
-            groups = [(tuple(kind.tolist()), np.flatnonzero(which.ravel() == i)) for i, kind in enumerate(kinds)]
+            if len(kinds) > 1:
+                groups = [(tuple(kind.tolist()), np.flatnonzero(which.ravel() == i)) for i, kind in enumerate(kinds)]
+            else:
+                groups = [(tuple(kinds[0].tolist()), slice(None))]
+        index = np.arange(N)
         for modes, members in groups:
             if own_normal or inverse is None:  # a per-contact normal force is solve_modes' business
-                alone.extend(members)
+                alone.extend(index[members])
                 continue
             ok = _solve_group(cm, modes, members, inverse, Q, A, b, C, friction, out) & mass_ok[members]
-            alone.extend(members[~ok])
+            alone.extend(index[members][~ok])
     for j in sorted(alone):
         motion = cm.solve_modes(times[j], q[j], qd[j], p, tuple(modes_log[j]),
                                 None if correction is None else correction[j])[0]
@@ -690,6 +695,7 @@ def _solve_group(cm, modes, rows, inverse, Q, A, b, C, friction, out) -> np.ndar
     stuck = [i for i, mode in enumerate(modes) if mode == 0]
     sliding = [i for i, mode in enumerate(modes) if mode != 0]
     Ag, bg = A[rows], b[rows]
+    size = Ag.shape[0]
     data = None if friction is None else friction[rows]
     if stuck:
         Ag = np.concatenate([Ag, data[:, stuck, 4:]], axis=1)
@@ -697,24 +703,23 @@ def _solve_group(cm, modes, rows, inverse, Q, A, b, C, friction, out) -> np.ndar
     columns = ([C[rows]] if cm.has_nonideal else []) + [data[:, i, 4:] for i in sliding]
     extra = np.stack(columns, axis=2) if columns else None
     sol = solve_batch(lambda X: inverse(rows, X), Q[rows], Ag, bg, extra)
-    qdd, ideal, nonideal = sol.qdd, sol.ideal, np.zeros_like(sol.qdd)
+    qdd, ideal, nonideal = sol.qdd, sol.ideal, 0.0
     holding = 0.0
     if stuck:
         holding = np.einsum("gsn,gs->gn", Ag[:, m:], sol.multipliers[:, m:])
     if extra is not None:
-        weights = np.ones((len(rows), extra.shape[2]))
+        weights = np.ones((size, extra.shape[2]))
         if sliding:
             normal = ideal - holding
-            size = np.sqrt(np.einsum("gn,gn->g", normal, normal))
+            magnitude = np.sqrt(np.einsum("gn,gn->g", normal, normal))
             mu, direction = data[:, sliding, 2], np.array([modes[i] for i in sliding], dtype=float)
-            weights[:, len(columns) - len(sliding):] = -mu * size[:, None] * direction
+            weights[:, len(columns) - len(sliding):] = -mu * magnitude[:, None] * direction
         nonideal = np.einsum("gnk,gk->gn", sol.force, weights)
         qdd = qdd + np.einsum("gnk,gk->gn", sol.acceleration, weights)
-    results = (qdd, Q[rows], ideal - holding, nonideal + holding)
-    ok = sol.ok.copy()
-    for key, value in zip(("qdd", "impressed", "ideal", "nonideal"), results):
+    ones, ok = np.ones(cm.n), sol.ok.copy()
+    for key, value in (("qdd", qdd), ("ideal", ideal - holding), ("nonideal", nonideal + holding)):
         out[key][rows] = value
-        ok &= np.isfinite(value).all(axis=1)
+        ok &= np.isfinite(out[key][rows] @ ones)  # a NaN or inf anywhere in the row (or an overflowing sum)
     return ok
 
 
@@ -754,7 +759,7 @@ def _sample(cm, p, times, states, modes_log, stop, method, stab, limit) -> Traje
         t=np.asarray(times)[cut], q=states[cut, :n], qd=states[cut, n:], **{k: v[cut] for k, v in out.items()},
         position_residual=phi[cut], velocity_residual=vel[cut], energy=energy[cut],
         power={k: v[cut] for k, v in power.items()},
-        modes=np.array(modes_log, dtype=int).reshape(N, cm.n_friction)[cut],
+        modes=(np.array(modes_log, dtype=int) if cm.n_friction else np.zeros(0, dtype=int)).reshape(N, cm.n_friction)[cut],
         coordinate_names=cm.coordinate_names,
         parameters=dict(zip(cm.parameter_names, p.tolist())), method=method, stabilization=stab,
         status=status, stop_time=stop_time, stop_reason=reason,
