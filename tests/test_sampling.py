@@ -14,6 +14,8 @@ the energy over the run).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -157,6 +159,20 @@ def test_members_the_batch_cannot_vouch_for_are_solved_one_by_one(monkeypatch):
         traj = simulate(cm, (0.0, 1.0), q0, qd0, method="RK45", t_eval=np.linspace(0.0, 1.0, 21))
         assert np.isfinite(traj.qdd).all() and np.isfinite(traj.ideal).all()
         assert_matches_per_sample(cm, traj)
+
+
+def test_a_sample_with_non_finite_matrices_fails_as_the_one_sample_route_does():
+    # At the focus (r = 0) the Kepler constraint rows divide by zero: the math-module route raises
+    # ZeroDivisionError; the stacked evaluation must send that sample there rather than fill in inf or NaN.
+    cm, (q0, qd0) = _catalogue("kepler")
+    p = cm.defaults
+    states = np.array([np.concatenate([q0, qd0]), np.concatenate([np.zeros(2), qd0])])
+    with pytest.raises(ZeroDivisionError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the residuals at r = 0 warn, as they do one by one
+        cm.solve_modes(0.0, np.zeros(2), qd0, p, ())
+    with pytest.raises(ZeroDivisionError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        simulation._sample(cm, p, np.zeros(2), states, [(), ()], None, "RK45", None, 1e9)
 
 
 def test_stacked_corrections_equal_one_sample_at_a_time():

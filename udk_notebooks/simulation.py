@@ -602,36 +602,33 @@ def _motions(cm, p, times, q, qd, modes_log, correction) -> dict:
 
     The samples are grouped by their friction modes and each group is solved at
     once (:func:`_solve_group`). Samples the stacked solve cannot vouch for (a
-    singular ``M``, an ill-conditioned Gram matrix, a non-finite result, a
-    friction contact with its own ``normal``) go through
+    non-finite entry, a singular ``M``, an ill-conditioned Gram matrix, a
+    non-finite result, a friction contact with its own ``normal``) go through
     :meth:`CompiledModel.solve_modes` one by one, the route of the integrator,
     so every sample equals that route to rounding.
     """
     N, n, m = len(times), cm.n, cm.m
     out = {k: np.empty((N, n)) for k in ("qdd", "impressed", "ideal", "nonideal")}
     alone = []  # samples for the one-by-one route
-    if N:  # a group's members are a slice when it holds every sample: views instead of copies
+    if N:
         values = np.zeros((N, (0 if cm.constant_mass else n * n) + n + m * n + m + n))
-        values[:, cm.nonzero] = cm.matrices_batch(times, q, qd, p)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # such samples go alone, below
+            values[:, cm.nonzero] = cm.matrices_batch(times, q, qd, p)
+        if correction is not None:
+            values[:, values.shape[1] - n - m : values.shape[1] - n] += correction  # b + correction
+        # A sample with a non-finite entry goes alone: the one-sample route says what is wrong with it.
+        finite = np.isfinite(values @ np.ones(values.shape[1]))
+        values[~finite] = 0.0
         k = 0 if cm.constant_mass else n * n
         Q, A = values[:, k : k + n], values[:, k + n : k + n + m * n].reshape(N, m, n)
         b, C = values[:, k + n + m * n : k + n + m * n + m], values[:, k + n + m * n + m :]
-        if correction is not None:
-            b = b + correction
         out["impressed"][:] = Q
         inverse, mass_ok = _mass_inverse(cm, p, values)
         friction = cm.friction_batch(times, q, qd, p) if cm.n_friction else None
         own_normal = any(getattr(contact, "normal", None) is not None for contact in cm.model.friction)
-        groups = [((), slice(None))]
-        if cm.n_friction:
-            table = np.array(modes_log, dtype=int).reshape(N, cm.n_friction)
-            kinds, which = np.unique(table, axis=0, return_inverse=True)
-            if len(kinds) > 1:
-                groups = [(tuple(kind.tolist()), np.flatnonzero(which.ravel() == i)) for i, kind in enumerate(kinds)]
-            else:
-                groups = [(tuple(kinds[0].tolist()), slice(None))]
         index = np.arange(N)
-        for modes, members in groups:
+        alone.extend(index[~finite])
+        for modes, members in _groups(cm, modes_log, finite):
             if own_normal or inverse is None:  # a per-contact normal force is solve_modes' business
                 alone.extend(index[members])
                 continue
@@ -643,6 +640,25 @@ def _motions(cm, p, times, q, qd, modes_log, correction) -> dict:
         out["qdd"][j], out["impressed"][j] = motion.qdd, motion.impressed
         out["ideal"][j], out["nonideal"][j] = motion.ideal, motion.nonideal
     return out
+
+
+def _groups(cm, modes_log, usable) -> list:
+    """``(modes, members)`` for each set of friction modes among the ``usable`` samples (a bool mask).
+
+    ``members`` is a slice when a group holds every sample (views instead of
+    copies in the common case), else an index array; empty groups are left out.
+    """
+    if cm.n_friction:
+        table = np.array(modes_log, dtype=int).reshape(len(modes_log), cm.n_friction)
+        kinds, which = np.unique(table, axis=0, return_inverse=True)
+        kinds = [tuple(kind.tolist()) for kind in kinds]
+    else:
+        kinds, which = [()], np.zeros(len(modes_log), dtype=int)
+    if len(kinds) == 1 and usable.all():
+        return [(kinds[0], slice(None))]
+    which = which.ravel()
+    groups = [(kind, np.flatnonzero((which == i) & usable)) for i, kind in enumerate(kinds)]
+    return [(kind, members) for kind, members in groups if members.size]
 
 
 def _mass_inverse(cm, p, values):
