@@ -19,6 +19,9 @@ times through ``t_eval``:
 * **sympy**: ``solve_ivp`` on the right-hand side that ``models.lagranges_method``
   builds (``LagrangesMethod``, ``lambdify(cse=True)``, ``numpy.linalg.solve``),
   returning the states only;
+* **1-by-1**: the same output computed sample by sample through the one-sample
+  route (``solve_modes``, ``residuals``, ``energy``, ``powers_data``), which is
+  what sampling cost before;
 * the medians of interleaved runs (ours, sympy, ours, ...) and their ratio;
 * **equal accuracy**: both integrate the same equations of motion (their
   accelerations agree to rounding, asserted) with the same method, tolerances
@@ -67,6 +70,17 @@ class _SamplingClock:
             return self.inner(*args, **kwargs)
         finally:
             self.seconds += time.perf_counter() - start
+
+
+def one_by_one(cm, traj) -> None:
+    """The output of ``traj`` computed sample by sample (the route ``_sample`` took before issue 12)."""
+    p = cm.parameters(traj.parameters)
+    for t, q, qd, modes in zip(traj.t, traj.q, traj.qd, traj.modes):
+        residuals = cm.residuals(t, q, qd, p)
+        motion = cm.solve_modes(t, q, qd, p, tuple(modes))[0]
+        cm.energy(t, q, qd, p)
+        force, _ = cm.powers_data(t, q, qd, p)
+        np.asarray(force, dtype=float) @ qd, motion.ideal @ qd, motion.nonideal @ qd, residuals
 
 
 def sympy_route(lagrangian, coordinates, constraints, p_syms, values):
@@ -142,10 +156,11 @@ def measure(system, method, span, samples, repeat):
     error_ours = np.abs(np.concatenate([traj.q, traj.qd], axis=1) - exact).max()
     error_theirs = np.abs(sol.y.T - exact).max()
     t_ours, t_theirs, t_sample = (statistics.median(v) for v in (ours, theirs, sampling))
+    t_alone = per_call(lambda: one_by_one(cm, traj), min_time=0.05, repeat=3) / 1e3
     rhs_ours = per_call(lambda: segment.rhs(0.0, y0))
     rhs_theirs = per_call(lambda: rhs(0.0, y0))
     print(f"{label:<28} {method:<7} {t_ours * 1e3:>8.2f} {(t_ours - t_sample) * 1e3:>8.2f} {t_sample * 1e3:>8.2f} "
-          f"{t_theirs * 1e3:>8.2f} {t_ours / t_theirs:>6.2f} {(t_ours - t_sample) / t_theirs:>6.2f} "
+          f"{t_alone:>8.2f} {t_theirs * 1e3:>8.2f} {t_ours / t_theirs:>6.2f} {(t_ours - t_sample) / t_theirs:>6.2f} "
           f"{counter['calls']:>6d} {sol.nfev:>6d} {error_ours:>9.1e} {error_theirs:>9.1e} "
           f"{rhs_ours:>7.1f} {rhs_theirs:>7.1f}")
 
@@ -158,14 +173,14 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{args.span:g} s, {args.samples} samples, rtol = atol = {TOL:g}; median of {args.repeat} interleaved runs; "
           "times in ms, right-hand side per call in us")
-    print(f"{'system':<28} {'method':<7} {'ours':>8} {'integr.':>8} {'sampling':>8} {'sympy':>8} {'ratio':>6} "
+    print(f"{'system':<28} {'method':<7} {'ours':>8} {'integr.':>8} {'sampling':>8} {'1-by-1':>8} {'sympy':>8} {'ratio':>6} "
           f"{'int/sy':>6} {'f ours':>6} {'f sympy':>6} {'err ours':>9} {'err sympy':>9} {'rhs us':>7} {'sy us':>7}")
     for build in (rolling_disk_system, double_pendulum_system):
         system = build()
         for method in ("RK45", "DOP853"):
             measure(system, method, args.span, args.samples, args.repeat)
     print("ratio = ours / sympy (target <= 1.2 for the rolling disk); int/sy = our integration alone / sympy; "
-          "f = right-hand-side evaluations")
+          "1-by-1 = the same output sample by sample (the former sampling); f = right-hand-side evaluations")
 
 
 if __name__ == "__main__":

@@ -714,7 +714,8 @@ def solve_batch(inverse: Callable[[np.ndarray], np.ndarray], Q, A, b, extra=None
     ``lam = (A M^{-1} A^T)^{-1} (b - A a)``, ``q'' = a + M^{-1} A^T lam`` and
     ``F^L = A^T lam``, the same vectors as Eqs. (7) and (10) (there
     ``M^{1/2} B^+ = A^T (B B^T)^{-1}`` for independent rows). Stacked
-    (batched) numpy linear algebra does the work for all members in a few calls.
+    (batched) numpy linear algebra does the work for all members in a few calls;
+    a Gram matrix of one or two rows is solved in closed form, entry by entry.
 
     Parameters
     ----------

@@ -711,7 +711,7 @@ def _solve_group(cm, modes, rows, inverse, Q, A, b, C, friction, out) -> np.ndar
     stuck = [i for i, mode in enumerate(modes) if mode == 0]
     sliding = [i for i, mode in enumerate(modes) if mode != 0]
     Ag, bg = A[rows], b[rows]
-    size = Ag.shape[0]
+    count = Ag.shape[0]
     data = None if friction is None else friction[rows]
     if stuck:
         Ag = np.concatenate([Ag, data[:, stuck, 4:]], axis=1)
@@ -724,7 +724,7 @@ def _solve_group(cm, modes, rows, inverse, Q, A, b, C, friction, out) -> np.ndar
     if stuck:
         holding = np.einsum("gsn,gs->gn", Ag[:, m:], sol.multipliers[:, m:])
     if extra is not None:
-        weights = np.ones((size, extra.shape[2]))
+        weights = np.ones((count, extra.shape[2]))
         if sliding:
             normal = ideal - holding
             magnitude = np.sqrt(np.einsum("gn,gn->g", normal, normal))
