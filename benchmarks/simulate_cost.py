@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/simulate_cost.py [--repeat 21] [--span 10] [--samples 1001]
+    .venv/bin/python benchmarks/simulate_cost.py [--repeat 21] [--span 10] [--samples 1001] [--clock cpu|wall]
 
 Target (issue 12): a 10 s run of the rolling disk with 1001 samples costs at
 most 1.2 times ``scipy.integrate.solve_ivp`` on sympy's right-hand side at
@@ -32,12 +32,18 @@ times through ``t_eval``:
 * per call, the right-hand side of each route (``per_call``), since what is
   left once sampling is cheap is the integration, i.e. the evaluations.
 
-BLAS is pinned to one thread (``_timing.py``).
+BLAS is pinned to one thread (``_timing.py``). ``--clock cpu`` (the default)
+times with this process's CPU time (``time.process_time``): with one BLAS
+thread that is the time the work takes on a core, and unlike the wall clock it
+leaves out the time other processes hold the core, which on a shared machine
+(load above the core count) otherwise swamps differences of a few per cent.
+``--clock wall`` uses ``time.perf_counter``.
 """
 
-from _timing import per_call  # noqa: I001  (sets the BLAS thread count first)
+import _timing  # noqa: F401, I001  (sets the BLAS thread count first)
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -56,6 +62,23 @@ from udk_notebooks._threads import single_blas_thread  # noqa: E402
 from udk_notebooks.examples import chain, rolling_disk  # noqa: E402
 
 TOL = 1e-8
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+clock = time.process_time
+
+
+def per_call(func, repeat: int = 7, min_time: float = 0.05) -> float:
+    """Median over ``repeat`` batches of the time per call of ``func``, in microseconds (on ``clock``)."""
+    number, start = 0, clock()
+    while clock() - start < min_time / 5:  # calibrate: a batch of about min_time / 5
+        func()
+        number += 1
+    times = []
+    for _ in range(repeat):
+        start = clock()
+        for _ in range(number):
+            func()
+        times.append((clock() - start) / number)
+    return statistics.median(times) * 1e6
 
 
 class _SamplingClock:
@@ -65,11 +88,11 @@ class _SamplingClock:
         self.inner, self.seconds = simulation._sample, 0.0
 
     def __call__(self, *args, **kwargs):
-        start = time.perf_counter()
+        start = clock()
         try:
             return self.inner(*args, **kwargs)
         finally:
-            self.seconds += time.perf_counter() - start
+            self.seconds += clock() - start
 
 
 def one_by_one(cm, traj) -> None:
@@ -128,22 +151,22 @@ def measure(system, method, span, samples, repeat):
     p = cm.defaults
     assert np.allclose(rhs(0.0, y0)[cm.n :], cm.motion(0.0, q0, qd0).qdd, rtol=1e-10, atol=1e-10), "routes disagree"
     options = dict(method=method, t_eval=t_eval, rtol=TOL, atol=TOL)
-    clock = _SamplingClock()
-    simulation._sample = clock
+    sample_clock = _SamplingClock()
+    simulation._sample = sample_clock
     try:
         ours, theirs, sampling = [], [], []
         for _ in range(repeat):  # interleaved, so that a change of load hits both routes alike
-            clock.seconds = 0.0
-            start = time.perf_counter()
+            sample_clock.seconds = 0.0
+            start = clock()
             traj = simulate(cm, (0.0, span), q0, qd0, **options)
-            ours.append(time.perf_counter() - start)
-            sampling.append(clock.seconds)
+            ours.append(clock() - start)
+            sampling.append(sample_clock.seconds)
             with single_blas_thread():  # as simulate does inside
-                start = time.perf_counter()
+                start = clock()
                 sol = solve_ivp(rhs, (0.0, span), y0, **options)
-                theirs.append(time.perf_counter() - start)
+                theirs.append(clock() - start)
     finally:
-        simulation._sample = clock.inner
+        simulation._sample = sample_clock.inner
     counter = {"calls": 0}
     segment = simulation._Segment(cm, p, (), None)
 
@@ -156,7 +179,7 @@ def measure(system, method, span, samples, repeat):
     error_ours = np.abs(np.concatenate([traj.q, traj.qd], axis=1) - exact).max()
     error_theirs = np.abs(sol.y.T - exact).max()
     t_ours, t_theirs, t_sample = (statistics.median(v) for v in (ours, theirs, sampling))
-    t_alone = per_call(lambda: one_by_one(cm, traj), min_time=0.05, repeat=3) / 1e3
+    t_alone = per_call(lambda: one_by_one(cm, traj), repeat=3, min_time=0.5) / 1e3
     rhs_ours = per_call(lambda: segment.rhs(0.0, y0))
     rhs_theirs = per_call(lambda: rhs(0.0, y0))
     print(f"{label:<28} {method:<7} {t_ours * 1e3:>8.2f} {(t_ours - t_sample) * 1e3:>8.2f} {t_sample * 1e3:>8.2f} "
@@ -170,9 +193,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=21, help="interleaved runs per route (median)")
     parser.add_argument("--span", type=float, default=10.0, help="seconds simulated")
     parser.add_argument("--samples", type=int, default=1001, help="output times (t_eval)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu", help="process CPU time or wall clock")
     args = parser.parse_args()
+    global clock
+    clock = CLOCKS[args.clock]
     print(f"{args.span:g} s, {args.samples} samples, rtol = atol = {TOL:g}; median of {args.repeat} interleaved runs; "
-          "times in ms, right-hand side per call in us")
+          f"{args.clock} times in ms, right-hand side per call in us; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'system':<28} {'method':<7} {'ours':>8} {'integr.':>8} {'sampling':>8} {'1-by-1':>8} {'sympy':>8} {'ratio':>6} "
           f"{'int/sy':>6} {'f ours':>6} {'f sympy':>6} {'err ours':>9} {'err sympy':>9} {'rhs us':>7} {'sy us':>7}")
     for build in (rolling_disk_system, double_pendulum_system):

@@ -5,6 +5,11 @@ Udwadia-Kalaba equation (:func:`udk_notebooks.core.solve`). Coulomb friction
 contacts switch between sliding and sticking at events located exactly (a
 root of the sliding velocity, or of the static-friction margin), so the
 discontinuous ``sgn(s)`` is never stepped across and cannot chatter.
+
+The output at the samples (forces, residuals, energy, powers) is computed for
+all samples at once, with the compiled model's array functions and the stacked
+solver :func:`udk_notebooks.core.solve_batch`; samples that it cannot vouch for
+go through the integrator's own one-sample route (see ``_motions``).
 """
 
 from __future__ import annotations
