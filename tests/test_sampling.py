@@ -120,6 +120,19 @@ def test_incline_with_stick_and_slip_samples():
         np.testing.assert_allclose(traj.qdd[stuck], 0.0, atol=1e-12)  # held at rest by static friction
 
 
+def test_long_runs_are_sampled_in_blocks(monkeypatch):
+    monkeypatch.setattr(simulation, "SAMPLE_BLOCK_ENTRIES", 0)  # blocks of 16 samples
+    params = dict(alpha=0.3, mu=0.4, mu_s=0.5)
+    cm = incline_friction.model().compile()
+    q0, qd0 = incline_friction.initial_state(2.0, **params)
+    traj = simulate(cm, (0.0, 1.5), q0, qd0, method="RK45", params=params, t_eval=np.linspace(0.0, 1.5, 61))
+    assert set(traj.modes[:, 0]) == {0, 1} and traj.t.size > 3 * 16
+    assert_matches_per_sample(cm, traj)
+    cm, (q0, qd0) = _catalogue("double_pendulum")  # a mass matrix that changes with the state
+    traj = simulate(cm, (0.0, 1.0), q0, qd0, method="rk4", step=0.02)
+    assert_matches_per_sample(cm, traj)
+
+
 def test_singular_mass_goes_sample_by_sample(monkeypatch):
     cm, (q0, qd0) = _catalogue("singular_mass")
     assert cm._constant_mass(cm.defaults)[1] is None, "the example's mass matrix must be singular"

@@ -614,37 +614,51 @@ def _motions(cm, p, times, q, qd, modes_log, correction) -> dict:
     """
     N, n, m = len(times), cm.n, cm.m
     out = {k: np.empty((N, n)) for k in ("qdd", "impressed", "ideal", "nonideal")}
-    alone = []  # samples for the one-by-one route
-    if N:
-        values = np.zeros((N, (0 if cm.constant_mass else n * n) + n + m * n + m + n))
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # such samples go alone, below
-            values[:, cm.nonzero] = cm.matrices_batch(times, q, qd, p)
-        if correction is not None:
-            values[:, values.shape[1] - n - m : values.shape[1] - n] += correction  # b + correction
-        # A sample with a non-finite entry goes alone: the one-sample route says what is wrong with it.
-        finite = np.isfinite(values @ np.ones(values.shape[1]))
-        values[~finite] = 0.0
-        k = 0 if cm.constant_mass else n * n
-        Q, A = values[:, k : k + n], values[:, k + n : k + n + m * n].reshape(N, m, n)
-        b, C = values[:, k + n + m * n : k + n + m * n + m], values[:, k + n + m * n + m :]
-        out["impressed"][:] = Q
-        inverse, mass_ok = _mass_inverse(cm, p, values)
-        friction = cm.friction_batch(times, q, qd, p) if cm.n_friction else None
-        own_normal = any(getattr(contact, "normal", None) is not None for contact in cm.model.friction)
-        index = np.arange(N)
-        alone.extend(index[~finite])
-        for modes, members in _groups(cm, modes_log, finite):
-            if own_normal or inverse is None:  # a per-contact normal force is solve_modes' business
-                alone.extend(index[members])
-                continue
-            ok = _solve_group(cm, modes, members, inverse, Q, A, b, C, friction, out) & mass_ok[members]
-            alone.extend(index[members][~ok])
+    # Blocks of samples, so that the stacked matrices (m n entries per sample for A alone) stay near
+    # SAMPLE_BLOCK_ENTRIES numbers however long the run: the output itself is only O(n) per sample.
+    block = max(16, SAMPLE_BLOCK_ENTRIES // (3 * (n * n + m * n) + 10 * n + 1))
+    for start in range(0, N, block):
+        rows = slice(start, min(start + block, N))
+        _motion_block(cm, p, times[rows], q[rows], qd[rows], modes_log[rows],
+                      None if correction is None else correction[rows], {k: v[rows] for k, v in out.items()})
+    return out
+
+
+SAMPLE_BLOCK_ENTRIES = 2**21
+"""About how many numbers (16 MiB) one array of the stacked output computation may hold; longer runs go in blocks."""
+
+
+def _motion_block(cm, p, times, q, qd, modes_log, correction, out) -> None:
+    """:func:`_motions` for one block of samples, written into ``out`` (views of shape (N, n))."""
+    N, n, m = len(times), cm.n, cm.m
+    values = np.zeros((N, (0 if cm.constant_mass else n * n) + n + m * n + m + n))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # such samples go alone, below
+        values[:, cm.nonzero] = cm.matrices_batch(times, q, qd, p)
+    if correction is not None:
+        values[:, values.shape[1] - n - m : values.shape[1] - n] += correction  # b + correction
+    # A sample with a non-finite entry goes alone: the one-sample route says what is wrong with it.
+    finite = np.isfinite(values @ np.ones(values.shape[1]))
+    values[~finite] = 0.0
+    k = 0 if cm.constant_mass else n * n
+    Q, A = values[:, k : k + n], values[:, k + n : k + n + m * n].reshape(N, m, n)
+    b, C = values[:, k + n + m * n : k + n + m * n + m], values[:, k + n + m * n + m :]
+    out["impressed"][:] = Q
+    inverse, mass_ok = _mass_inverse(cm, p, values)
+    friction = cm.friction_batch(times, q, qd, p) if cm.n_friction else None
+    own_normal = any(getattr(contact, "normal", None) is not None for contact in cm.model.friction)
+    index = np.arange(N)
+    alone = list(index[~finite])  # samples for the one-by-one route
+    for modes, members in _groups(cm, modes_log, finite):
+        if own_normal or inverse is None:  # a per-contact normal force is solve_modes' business
+            alone.extend(index[members])
+            continue
+        ok = _solve_group(cm, modes, members, inverse, Q, A, b, C, friction, out) & mass_ok[members]
+        alone.extend(index[members][~ok])
     for j in sorted(alone):
         motion = cm.solve_modes(times[j], q[j], qd[j], p, tuple(modes_log[j]),
                                 None if correction is None else correction[j])[0]
         out["qdd"][j], out["impressed"][j] = motion.qdd, motion.impressed
         out["ideal"][j], out["nonideal"][j] = motion.ideal, motion.nonideal
-    return out
 
 
 def _groups(cm, modes_log, usable) -> list:
