@@ -182,7 +182,8 @@ class CompiledModel:
     def matrices_batch(self, t, q, qd, p) -> np.ndarray:
         """The nonzero entries of :attr:`matrices` for a batch: shape (B, len(nonzero)).
 
-        ``t`` is a float or shape (B,); ``q, qd`` have shape (B, n) and ``p`` shape (B, k).
+        ``t`` is a float or shape (B,); ``q, qd`` have shape (B, n) and ``p`` shape (B, k), or
+        shape (k,) for one parameter vector shared by the batch (as in the other ``*_batch`` functions).
         """
         return _stack(self._batch_function("entries")(t, list(q.T), list(qd.T), list(p.T)), q.shape[0])
 
@@ -249,8 +250,25 @@ class CompiledModel:
     def residuals_batch(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`residuals` for a batch (``t`` a float or shape (B,)): shapes (B, m_h) and (B, m)."""
         B = q.shape[0]
-        phi = _stack(self._batch_function("phi")(t, list(q.T), list(p.T)), B)
-        return phi, _stack(self._batch_function("velocity")(t, list(q.T), list(qd.T), list(p.T)), B)
+        phi = _stack(self.phi(t, list(q.T), list(p.T)), B)
+        return phi, _stack(self.velocity_constraints(t, list(q.T), list(qd.T), list(p.T)), B)
+
+    # ``phi``, ``velocity_constraints``, ``energy``, ``powers_data`` and ``friction_data`` are
+    # numpy-lambdified already: they take the columns of a batch as they are, with no twin to build.
+    def energy_batch(self, t, q, qd, p) -> np.ndarray:
+        """:attr:`energy` for a batch (``t`` a float or shape (B,)): shape (B,)."""
+        return _stack([self.energy(t, list(q.T), list(qd.T), list(p.T))], q.shape[0])[:, 0]
+
+    def powers_batch(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
+        """:attr:`powers_data` for a batch: the nonconservative force, shape (B, n), and ``-dL/dt``, shape (B,)."""
+        force, explicit = self.powers_data(t, list(q.T), list(qd.T), list(p.T))
+        return _stack(force, q.shape[0]), _stack([explicit], q.shape[0])[:, 0]
+
+    def friction_batch(self, t, q, qd, p) -> np.ndarray:
+        """:attr:`friction_data` for a batch: shape (B, k, 4 + n), per contact ``[s, drift, mu, mu_s, slope...]``."""
+        B = q.shape[0]
+        rows = self.friction_data(t, list(q.T), list(qd.T), list(p.T))
+        return _stack([entry for row in rows for entry in row], B).reshape(B, self.n_friction, 4 + self.n)
 
     # -- sizes and parameters ------------------------------------------------
     @property

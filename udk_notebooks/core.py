@@ -714,7 +714,8 @@ def solve_batch(inverse: Callable[[np.ndarray], np.ndarray], Q, A, b, extra=None
     ``lam = (A M^{-1} A^T)^{-1} (b - A a)``, ``q'' = a + M^{-1} A^T lam`` and
     ``F^L = A^T lam``, the same vectors as Eqs. (7) and (10) (there
     ``M^{1/2} B^+ = A^T (B B^T)^{-1}`` for independent rows). Stacked
-    (batched) numpy linear algebra does the work for all members in a few calls.
+    (batched) numpy linear algebra does the work for all members in a few calls;
+    a Gram matrix of one or two rows is solved in closed form, entry by entry.
 
     Parameters
     ----------
@@ -755,6 +756,15 @@ def solve_batch(inverse: Callable[[np.ndarray], np.ndarray], Q, A, b, extra=None
         g = G[:, 0, 0]
         ok = np.isfinite(g) & (g > 0)
         sol = right / np.where(ok, g, 1.0)[:, None, None]
+    elif m == 2:  # two rows (rolling disk, double pendulum): 2 x 2 closed forms, cheaper than a LAPACK call each
+        g00, g01, g10, g11 = G[:, 0, 0], G[:, 0, 1], G[:, 1, 0], G[:, 1, 1]
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            top = (g00 + g11) / 2 + np.hypot((g00 - g11) / 2, g10)  # largest eigenvalue (lower triangle, as eigvalsh)
+            low = (g00 * g11 - g10 * g10) / top  # smallest = determinant / largest, without cancellation
+            ok = np.isfinite(top) & np.isfinite(low) & (low > GRAM_RCOND * top)
+            det = np.where(ok, g00 * g11 - g01 * g10, 1.0)[:, None]
+            sol = np.stack([g11[:, None] * right[:, 0] - g01[:, None] * right[:, 1],
+                            g00[:, None] * right[:, 1] - g10[:, None] * right[:, 0]], axis=1) / det[:, None]
     else:
         eig = np.linalg.eigvalsh(G)
         ok = np.isfinite(eig).all(axis=1) & (eig[:, 0] > GRAM_RCOND * eig[:, -1])

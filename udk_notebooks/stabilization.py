@@ -95,20 +95,31 @@ def _check_count(value, name: str) -> int:
 
 
 def _check_residuals(phi, velocity, m: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Residual vectors, shapes (m_h,) and (m,), or stacks of them, shapes (N, m_h) and (N, m) (one row per sample)."""
     if (
         isinstance(phi, np.ndarray) and isinstance(velocity, np.ndarray)  # the fast path of simulations
-        and phi.ndim == velocity.ndim == 1 and phi.dtype == velocity.dtype == np.float64
-        and phi.shape[0] <= velocity.shape[0] and (m is None or velocity.shape[0] == m)
+        and phi.ndim == velocity.ndim and phi.ndim in (1, 2) and phi.dtype == velocity.dtype == np.float64
+        and phi.shape[:-1] == velocity.shape[:-1]
+        and phi.shape[-1] <= velocity.shape[-1] and (m is None or velocity.shape[-1] == m)
         and np.isfinite(phi).all() and np.isfinite(velocity).all()
     ):
         return phi, velocity
-    phi = as_finite_array(phi, "phi", 1)
-    velocity = as_finite_array(velocity, "velocity", 1)
-    if velocity.shape[0] < phi.shape[0] or (m is not None and velocity.shape != (m,)):
-        want = f"({m},)" if m is not None else f"(m,) with m >= len(phi) = {phi.shape[0]}"
+    try:  # a 2-D velocity asks for a stack of samples; anything else is checked as one sample
+        ndim = 2 if np.ndim(velocity) == 2 else 1
+    except ValueError:  # a ragged nesting: as_finite_array names it
+        ndim = 1
+    phi = as_finite_array(phi, "phi", ndim)
+    velocity = as_finite_array(velocity, "velocity", ndim)
+    if ndim == 2 and phi.shape[0] != velocity.shape[0]:
         raise ValueError(
-            f"`velocity` must have shape {want}: phi' for the holonomic rows, then psi for the "
-            f"nonholonomic rows; got shape {velocity.shape}"
+            f"`phi` and `velocity` must hold the same number of samples (rows); got shapes {phi.shape} "
+            f"and {velocity.shape}"
+        )
+    if velocity.shape[-1] < phi.shape[-1] or (m is not None and velocity.shape[-1] != m):
+        want = f"({m},)" if m is not None else f"(m,) with m >= len(phi) = {phi.shape[-1]}"
+        raise ValueError(
+            f"`velocity` must have shape {want} (or (N, {m if m is not None else 'm'}) for N samples): phi' "
+            f"for the holonomic rows, then psi for the nonholonomic rows; got shape {velocity.shape}"
         )
     return phi, velocity
 
@@ -166,21 +177,21 @@ class Baumgarte:
 
         Parameters
         ----------
-        phi : array_like, shape (m_h,)
-            Position residual of the holonomic rows.
-        velocity : array_like, shape (m_h + m_n,)
+        phi : array_like, shape (m_h,) or (N, m_h)
+            Position residual of the holonomic rows (one row per sample for N samples).
+        velocity : array_like, shape (m_h + m_n,) or (N, m_h + m_n)
             ``phi'`` for the holonomic rows, then ``psi`` for the nonholonomic rows.
 
         Returns
         -------
-        ndarray, shape (m_h + m_n,)
+        ndarray, shape (m_h + m_n,) or (N, m_h + m_n)
         """
         phi, velocity = _check_residuals(phi, velocity)
-        n_h = phi.shape[0]
+        n_h = phi.shape[-1]
         return np.concatenate([
-            -2.0 * self.alpha * velocity[:n_h] - self.beta**2 * phi,
-            -self.gamma * velocity[n_h:],
-        ])
+            -2.0 * self.alpha * velocity[..., :n_h] - self.beta**2 * phi,
+            -self.gamma * velocity[..., n_h:],
+        ], axis=-1)
 
     def error_matrix(self, n_holonomic: int, n_nonholonomic: int) -> np.ndarray:
         """Matrix ``E`` of the error dynamics ``e' = E e``, ``e = (phi, phi', psi)``.
@@ -239,17 +250,17 @@ class GainMatrix:
 
         Parameters
         ----------
-        phi : array_like, shape (m_h,)
+        phi : array_like, shape (m_h,) or (N, m_h)
             Position residual of the holonomic rows (unused by this scheme).
-        velocity : array_like, shape (m,)
-            Velocity-level residual ``psi`` of all rows.
+        velocity : array_like, shape (m,) or (N, m)
+            Velocity-level residual ``psi`` of all rows (one row per sample for N samples).
 
         Returns
         -------
-        ndarray, shape (m,)
+        ndarray, shape (m,) or (N, m)
         """
         _, velocity = _check_residuals(phi, velocity, self.K.shape[0])
-        return self.K @ velocity
+        return self.K @ velocity if velocity.ndim == 1 else velocity @ self.K.T
 
     def error_matrix(self, n_holonomic: int, n_nonholonomic: int) -> np.ndarray:
         """``K`` itself, after checking that ``n_holonomic + n_nonholonomic == m``."""
