@@ -33,7 +33,7 @@ def _local_links(page: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, lessons_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("site")
-    build_site(out, lessons_dir, log=lambda line: None)
+    build_site(out, lessons_dir, workers=2, log=lambda line: None)
     return out
 
 

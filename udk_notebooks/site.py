@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-__all__ = ["BINDER_REPO", "STATIC_EXPORT_ENV", "Lesson", "build_site", "lesson_info"]
+__all__ = ["BINDER_REPO", "STATIC_EXPORT_ENV", "Lesson", "build_site", "execute_lesson", "execute_lessons",
+           "lesson_info"]
 
 BINDER_REPO = "udk-notebooks/udk-notebooks"
 """GitHub ``owner/name`` whose Binder launches the live lessons."""
@@ -109,26 +110,73 @@ def _nav(lessons: list[Lesson], index: int | None, repo: str) -> str:
     return f'<nav class="udk-nav">{" ".join(links)}</nav>'
 
 
-def _execute(notebook: Path, timeout: int):
-    """The lesson executed in a fresh kernel in its own folder, in static-export mode."""
+def execute_lesson(notebook: str | Path, *, static: bool = True, timeout: int = CELL_TIMEOUT):
+    """One lesson executed top to bottom in a fresh kernel whose working folder is the lesson's.
+
+    Parameters
+    ----------
+    notebook : str or Path
+    static : bool, optional
+        Static-export mode (the site's): the kernel runs with ``UDK_STATIC_EXPORT=1`` and
+        ``%matplotlib widget`` is read as ``%matplotlib inline``. False runs the lesson as a
+        student's kernel would.
+    timeout : int, optional
+        Seconds allowed per cell.
+
+    Returns
+    -------
+    nbformat.NotebookNode
+        The notebook with its outputs. A failing cell raises nbclient's ``CellExecutionError``
+        (with the traceback).
+    """
     import nbformat
     from nbclient import NotebookClient
 
+    notebook = Path(notebook)
     nb = nbformat.read(notebook, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.source = re.sub(r"^%matplotlib\s+(widget|ipympl)\b", "%matplotlib inline", cell.source, flags=re.M)
-    saved = os.environ.get(STATIC_EXPORT_ENV)
-    os.environ[STATIC_EXPORT_ENV] = "1"  # the kernel inherits this process's environment
-    try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(notebook.parent)}}).execute()
-    finally:
-        if saved is None:
-            os.environ.pop(STATIC_EXPORT_ENV, None)
-        else:
-            os.environ[STATIC_EXPORT_ENV] = saved
+    env = dict(os.environ)
+    if static:
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.source = re.sub(r"^%matplotlib\s+(widget|ipympl)\b", "%matplotlib inline", cell.source, flags=re.M)
+        env[STATIC_EXPORT_ENV] = "1"
+    else:
+        env.pop(STATIC_EXPORT_ENV, None)
+    # The environment goes to this kernel alone, so lessons can run side by side in threads.
+    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(notebook.parent)}}).execute(env=env)
     return nb
+
+
+def execute_lessons(notebooks, *, static: bool = True, timeout: int = CELL_TIMEOUT, workers: int | None = None,
+                    log=None) -> dict:
+    """Several lessons executed side by side, each in its own kernel (see :func:`execute_lesson`).
+
+    Each kernel is a process of its own, so ``workers`` lessons run at once
+    (default: the number of CPUs, at most 4). Returns a dict from each notebook
+    path to its executed notebook, or to the exception its execution raised.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    notebooks = [Path(nb) for nb in notebooks]
+    if workers is None:
+        workers = min(4, os.cpu_count() or 1)
+    if not (isinstance(workers, int) and workers >= 1):
+        raise ValueError(f"`workers` must be a whole number of at least 1; got {workers!r}")
+
+    def run(notebook):
+        started = time.monotonic()
+        try:
+            result = execute_lesson(notebook, static=static, timeout=timeout)
+        except Exception as exc:  # reported per lesson; the others still run
+            result = exc
+        if log is not None:
+            log(f"{notebook.name} executed in {time.monotonic() - started:.1f} s"
+                + ("" if not isinstance(result, Exception) else f": {type(result).__name__}"))
+        return result
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return dict(zip(notebooks, pool.map(run, notebooks)))
 
 
 def _render(nb, nav: str, title: str) -> str:
@@ -182,6 +230,7 @@ def build_site(
     *,
     binder_repo: str = BINDER_REPO,
     timeout: int = CELL_TIMEOUT,
+    workers: int | None = None,
     log=print,
 ) -> list[Path]:
     """Execute every lesson and write the static course site into ``out``.
@@ -196,6 +245,8 @@ def build_site(
         GitHub ``owner/name`` for the "Open live on Binder" links.
     timeout : int, optional
         Seconds allowed per cell.
+    workers : int, optional
+        Lessons executed at once, each in its own kernel (default: the number of CPUs, at most 4).
     log : callable, optional
         Receives one progress line per lesson (``print`` by default).
 
@@ -216,14 +267,17 @@ def build_site(
     lessons = [lesson_info(path) for path in notebooks]
     written = [out / "index.html"]
     written[0].write_text(_index_page(lessons, binder_repo), encoding="utf-8")
+    executed = execute_lessons([lesson.notebook for lesson in lessons], timeout=timeout, workers=workers, log=log)
+    failed = {path.name: result for path, result in executed.items() if isinstance(result, Exception)}
+    if failed:
+        name, error = next(iter(failed.items()))
+        raise RuntimeError(f"{len(failed)} lesson(s) failed to execute ({', '.join(failed)}); {name}: {error}") from error
     for index, lesson in enumerate(lessons):
-        started = time.monotonic()
-        nb = _execute(lesson.notebook, timeout)
         page = out / lesson.page
-        html_page = _render(nb, _nav(lessons, index, binder_repo), lesson.title)
+        html_page = _render(executed[lesson.notebook], _nav(lessons, index, binder_repo), lesson.title)
         page.write_text(_link_pages(html_page, {path.name for path in notebooks}), encoding="utf-8")
         written.append(page)
-        log(f"{page} ({time.monotonic() - started:.1f} s)")
+        log(f"wrote {page}")
     return written
 
 
@@ -232,8 +286,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", help="output folder, e.g. build/site")
     parser.add_argument("--lessons", default="lessons", help="folder of the lesson notebooks (default: lessons)")
     parser.add_argument("--binder-repo", default=BINDER_REPO, help=f"GitHub owner/name (default: {BINDER_REPO})")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="lessons executed at once, each in its own kernel (default: CPUs, at most 4)")
     args = parser.parse_args(argv)
-    build_site(args.out, args.lessons, binder_repo=args.binder_repo)
+    build_site(args.out, args.lessons, binder_repo=args.binder_repo, workers=args.workers)
     return 0
 
 
