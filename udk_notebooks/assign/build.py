@@ -24,10 +24,12 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -205,12 +207,21 @@ def export_otter(master: str | Path, out: str | Path) -> Path:
     return out
 
 
-def build_all(source: str | Path, out: str | Path, **options) -> list[dict]:
-    """Build one master notebook into ``out``, or every ``*.ipynb`` of a folder into ``out/<stem>``."""
+def build_all(source: str | Path, out: str | Path, *, workers: int | None = None, **options) -> list[dict]:
+    """Build one master notebook into ``out``, or every ``*.ipynb`` of a folder into ``out/<stem>``.
+
+    The masters of a folder are built side by side, ``workers`` at a time (default: the number
+    of CPUs, at most 4): each build runs its solutions in kernels of its own.
+    """
     source = Path(source)
-    if source.is_dir():
-        masters = sorted(p for p in source.glob("*.ipynb") if not p.name.startswith("."))
-        if not masters:
-            raise ValueError(f"`source` folder {str(source)!r} holds no .ipynb master notebook")
-        return [build_assignment(m, Path(out) / m.stem, **options) for m in masters]
-    return [build_assignment(source, out, **options)]
+    if not source.is_dir():
+        return [build_assignment(source, out, **options)]
+    masters = sorted(p for p in source.glob("*.ipynb") if not p.name.startswith("."))
+    if not masters:
+        raise ValueError(f"`source` folder {str(source)!r} holds no .ipynb master notebook")
+    if workers is None:
+        workers = min(4, os.cpu_count() or 1)
+    if not (isinstance(workers, int) and workers >= 1):
+        raise ValueError(f"`workers` must be a whole number of at least 1; got {workers!r}")
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda master: build_assignment(master, Path(out) / master.stem, **options), masters))
