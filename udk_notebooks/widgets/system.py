@@ -262,6 +262,14 @@ class SystemExplorer(Explorer):
         j = self.frame_index(traj.t)
         return {kind: getattr(traj, kind)[j].copy() for kind in FORCE_KINDS}
 
+    def drawn_spans(self, panel: int) -> np.ndarray:
+        """The time intervals shaded in ``panels[panel]``, read back from its band, shape (k, 2)."""
+        band = self._bands[panel]
+        if band is None:
+            raise ValueError(f"panel {panel} ({self.panels[panel].title!r}) has no `shade`")
+        return np.array([[path.vertices[:, 0].min(), path.vertices[:, 0].max()] for path in band.get_paths()]
+                        ).reshape(-1, 2)
+
     def animation(self, frames: int = 60, **options):
         """The current run as a kernel-free animation (:func:`udk_notebooks.animate`)."""
         if self.result is None:
