@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from explorer_checks import assert_same_pixels, full_redraw, pixels
 
 from udk_notebooks.examples import friction_cart_pendulum as fcp
 from udk_notebooks.widgets import FrictionCartPendulumExplorer, Panel, Shade
@@ -89,6 +90,19 @@ def test_static_below_kinetic_is_refused_in_place(explorer):
     assert explorer.result is good  # the last good run stays on screen
     explorer.set(mu_s=0.5)
     assert explorer.error == "" and explorer.result is not good
+
+
+def test_small_moves_blit_bands_and_legends_as_a_full_redraw_would(explorer):
+    """Shading and legends are painted with the run: small moves blit, and the pixels equal a full draw."""
+    explorer.set(mu=0.15, mu_s=0.3, angle=1.2, speed=0.0, horizon=4.0, frame=40)
+    draws = []
+    explorer.figure.canvas.mpl_connect("draw_event", lambda event: draws.append(event))
+    for name, step in (("mu_s", 0.01), ("m2", 0.02), ("frame", 30), ("angle", -0.01)):
+        explorer.set(**{name: explorer.controls[name].value + step})
+        assert explorer.error == ""
+        assert draws == [], f"{name}: a small move drew the whole figure"
+        assert_same_pixels(pixels(explorer), full_redraw(explorer))
+        draws.clear()
 
 
 def test_shaded_spans_hold_each_sample_until_the_next():
