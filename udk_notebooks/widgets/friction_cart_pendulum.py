@@ -41,7 +41,7 @@ from ..examples import friction_cart_pendulum
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
 from .base import parameter_table
-from .system import Panel, Shade, SystemExplorer, SystemRun, time_curve
+from .system import Panel, Shade, SystemExplorer, SystemRun, shaded_spans, time_curve
 
 __all__ = ["FrictionCartPendulumExplorer"]
 
@@ -137,7 +137,7 @@ class FrictionCartPendulumExplorer(SystemExplorer):
         traj = simulate(compiled_model(), (0.0, horizon), q0, qd0, method="DOP853", rtol=1e-7, atol=1e-9,
                         t_eval=times, params=params)
         normal, friction = friction_cart_pendulum.floor_forces(traj.ideal, traj.nonideal)
-        stuck = traj.modes[:, 0] == 0
+        phases = len(shaded_spans(traj.t, traj.modes[:, 0] == 0))
+        info = {0: "never sticks", 1: "1 stick phase"}.get(phases, f"{phases} stick phases")
         return SystemRun(traj, friction_cart_pendulum.mechanism(**params), model=compiled_model(),
-                         data={"normal": normal, "friction": friction},
-                         info=f"sticks {np.count_nonzero(np.diff(np.r_[0, stuck.astype(int)]) == 1)}x")
+                         data={"normal": normal, "friction": friction}, info=info)

@@ -328,7 +328,7 @@ class SystemExplorer(Explorer):
             band = None
             if panel.shade is not None:
                 # x in data, y in axes units: the band spans the panel's height whatever the y limits
-                band = PolyCollection([], facecolors=panel.shade.color, edgecolors="0.55", linewidths=0.0,
+                band = PolyCollection([], facecolors=panel.shade.color, edgecolors="0.62", linewidths=0.0,
                                       hatch=panel.shade.hatch, transform=ax.get_xaxis_transform(), zorder=0.5,
                                       label=panel.shade.label)
                 ax.add_collection(band, autolim=False)
