@@ -85,8 +85,8 @@ class FrictionCartPendulumExplorer(SystemExplorer):
 
     Examples
     --------
-    >>> explorer = FrictionCartPendulumExplorer().set(mu_s=0.6)  # holds at first, then gives way
-    >>> bool((explorer.result.trajectory.modes[:, 0] == 0).any())
+    >>> explorer = FrictionCartPendulumExplorer().set(mu_s=0.6)  # static friction holds the block all along
+    >>> bool((explorer.result.trajectory.modes[:, 0] == 0).all())
     True
     """
 
