@@ -27,7 +27,7 @@ def test_registry_lists_every_catalogue_system():
     from udk_notebooks import examples
 
     systems = {"inclined_line", "incline_friction", "rolling_disk", "double_pendulum", "carriage_pendulum",
-               "kepler", "growing_circle", "singular_mass", "chain"}
+               "kepler", "growing_circle", "singular_mass", "chain", "friction_cart_pendulum"}
     assert systems <= set(EXPLORERS)
     assert systems <= {name for name in dir(examples) if not name.startswith("_")}
 

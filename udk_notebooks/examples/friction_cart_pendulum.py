@@ -97,6 +97,7 @@ __all__ = [
     "PARAMETERS",
     "ReferenceRun",
     "event_driven",
+    "floor_forces",
     "initial_state",
     "mechanism",
     "minimal_motion",
@@ -252,6 +253,33 @@ def minimal_motion(q, qd, mode: int, **params: float) -> tuple[np.ndarray, float
     rhs = np.array([bob * length * s * thd**2, -grav * s, (block + bob) * grav + bob * length * c * thd**2])
     Xdd, angle_acc, normal = np.linalg.solve(system, rhs)
     return np.array([Xdd, angle_acc]), float(normal), float(-v["mu"] * normal * mode)
+
+
+def floor_forces(ideal, nonideal) -> tuple[np.ndarray, np.ndarray]:
+    """The floor's normal force ``N`` and friction force ``F`` from the Cartesian model's constraint forces.
+
+    The rod's pulls on block and bob are equal and opposite, so the whole
+    constraint force ``F^L + F^C`` of the two bodies adds up to what the floor
+    exerts on the block: ``F`` along ``x`` and ``N`` along ``y`` (momentum of
+    the whole system, ``N - (m_1 + m_2) g = m_1 y_1'' + m_2 y_2''``).
+
+    Parameters
+    ----------
+    ideal, nonideal : array_like, shape (4,) or (N, 4)
+        ``F^L`` and ``F^C`` in the order ``(x1, y1, x2, y2)`` (``Motion`` or ``Trajectory`` fields).
+
+    Returns
+    -------
+    normal : ndarray, shape () or (N,)
+        ``N`` (N), positive when the floor pushes up.
+    friction : ndarray, shape () or (N,)
+        ``F`` (N), the floor's tangential force on the block: ``-mu N sgn(x_1')``
+        while sliding, the holding force while sticking.
+    """
+    total = np.asarray(ideal, dtype=float) + np.asarray(nonideal, dtype=float)
+    if total.shape[-1] != 4:
+        raise ValueError(f"`ideal` and `nonideal` must have 4 columns (x1, y1, x2, y2); got shape {total.shape}")
+    return total[..., 1] + total[..., 3], total[..., 0] + total[..., 2]
 
 
 @dataclass(frozen=True)

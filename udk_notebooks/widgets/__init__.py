@@ -10,20 +10,21 @@ once (see :mod:`udk_notebooks.widgets.base`). Display one in a notebook cell::
 
 One explorer per catalogue system, all listed in :data:`EXPLORERS`:
 
-=====================  ===================================  ==========================================
-name                   class                                what it shows
-=====================  ===================================  ==========================================
-``inclined_line``      :class:`InclinedLineExplorer`        the 2005 paper's example: three force terms
-``incline_friction``   :class:`InclineFrictionExplorer`     Coulomb friction, stick and slip, power
-``stabilization``      :class:`StabilizationExplorer`       drift, Baumgarte gains, Euler and RK4
-``rolling_disk``       :class:`RollingDiskExplorer`         Beshaw's disk: gain K against drift
-``double_pendulum``    :class:`DoublePendulumExplorer`      joint angles vs Cartesian, pin reactions
-``carriage_pendulum``  :class:`CarriagePendulumExplorer`    driven sprung carriage: phase, power
-``kepler``             :class:`KeplerExplorer`              orbit in, inverse-square force out
-``growing_circle``     :class:`GrowingCircleExplorer`       a moving constraint does work
-``singular_mass``      :class:`SingularMassExplorer`        massless sliders, rank of M, M + A^+ A
-``chain``              :class:`ChainExplorer`               N links: energy, drift, cost per step
-=====================  ===================================  ==========================================
+==========================  ========================================  ==========================================
+name                        class                                     what it shows
+==========================  ========================================  ==========================================
+``inclined_line``           :class:`InclinedLineExplorer`             the 2005 paper's example: three force terms
+``incline_friction``        :class:`InclineFrictionExplorer`          Coulomb friction, stick and slip, power
+``stabilization``           :class:`StabilizationExplorer`            drift, Baumgarte gains, Euler and RK4
+``rolling_disk``            :class:`RollingDiskExplorer`              Beshaw's disk: gain K against drift
+``double_pendulum``         :class:`DoublePendulumExplorer`           joint angles vs Cartesian, pin reactions
+``carriage_pendulum``       :class:`CarriagePendulumExplorer`         driven sprung carriage: phase, power
+``friction_cart_pendulum``  :class:`FrictionCartPendulumExplorer`     stick and slip under a swinging load N
+``kepler``                  :class:`KeplerExplorer`                   orbit in, inverse-square force out
+``growing_circle``          :class:`GrowingCircleExplorer`            a moving constraint does work
+``singular_mass``           :class:`SingularMassExplorer`             massless sliders, rank of M, M + A^+ A
+``chain``                   :class:`ChainExplorer`                    N links: energy, drift, cost per step
+==========================  ========================================  ==========================================
 
 The newer ones share :class:`~udk_notebooks.widgets.system.SystemExplorer`: the
 example's own mechanism drawing (:mod:`udk_notebooks.drawing`) and panels of curves.
@@ -34,10 +35,11 @@ from .views import fit_view, nice_step, slider_step
 from .inclined_line import InclinedLineExplorer, InclinedLineResult
 from .incline_friction import InclineFrictionExplorer, InclineFrictionResult
 from .stabilization import StabilizationExplorer, StabilizationResult
-from .system import Curve, Panel, SystemExplorer, SystemRun
+from .system import Curve, Panel, Shade, SystemExplorer, SystemRun
 from .rolling_disk import RollingDiskExplorer
 from .double_pendulum import DoublePendulumExplorer
 from .carriage_pendulum import CarriagePendulumExplorer
+from .friction_cart_pendulum import FrictionCartPendulumExplorer
 from .kepler import KeplerExplorer
 from .growing_circle import GrowingCircleExplorer
 from .singular_mass import SingularMassExplorer
@@ -50,6 +52,7 @@ EXPLORERS: dict[str, type[Explorer]] = {
     "rolling_disk": RollingDiskExplorer,
     "double_pendulum": DoublePendulumExplorer,
     "carriage_pendulum": CarriagePendulumExplorer,
+    "friction_cart_pendulum": FrictionCartPendulumExplorer,
     "kepler": KeplerExplorer,
     "growing_circle": GrowingCircleExplorer,
     "singular_mass": SingularMassExplorer,
@@ -79,9 +82,11 @@ __all__ = [
     "SystemRun",
     "Panel",
     "Curve",
+    "Shade",
     "RollingDiskExplorer",
     "DoublePendulumExplorer",
     "CarriagePendulumExplorer",
+    "FrictionCartPendulumExplorer",
     "KeplerExplorer",
     "GrowingCircleExplorer",
     "SingularMassExplorer",

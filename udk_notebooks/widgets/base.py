@@ -639,6 +639,19 @@ class Explorer:
 
     def _paint(self, restore: bool, frame_only: bool = False) -> None:
         """Paint the animated artists, over the cached pixels (``restore``) or over a fresh full draw."""
+        figure = self._figure
+        by_result, by_frame = self._moving
+        # Painting changes nothing, but an artist may touch its parts while drawing (a legend places its
+        # box), which would mark its axes, and so the figure, stale: every update would become a full draw.
+        was = [(artist, artist.stale) for artist in (figure, *{**by_result, **by_frame})]
+        try:
+            self._paint_artists(restore, frame_only)
+        finally:
+            for artist, stale in was:
+                if not stale:
+                    artist.stale = False
+
+    def _paint_artists(self, restore: bool, frame_only: bool) -> None:
         canvas = self._figure.canvas
         by_result, by_frame = self._moving
         static, with_result = self._backgrounds

@@ -4,7 +4,9 @@ A :class:`SystemExplorer` shows a simulated run of one example: on the left the
 mechanism at the animated instant with its three force arrows (drawn by
 :class:`udk_notebooks.drawing.MechanismView` from the example's own
 ``mechanism()`` description), on the right one or more :class:`Panel` s of
-curves over time or in a phase plane, each with a marker at the same instant.
+curves over time or in a phase plane, each with a marker at the same instant;
+a time panel can shade stretches of the run (a :class:`Shade`: where a friction
+contact sticks, say), with colour and hatching.
 A subclass says only what to simulate (:meth:`SystemExplorer.run`) and which
 panels to show (:attr:`SystemExplorer.panels`); figure, blitting, view limits,
 error handling and the kernel-free animation are shared.
@@ -23,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.collections import PolyCollection
 from matplotlib.ticker import MaxNLocator
 
 from ..compiled import CompiledModel
@@ -31,7 +34,8 @@ from ..plotting import OKABE_ITO
 from ..simulation import Trajectory
 from .base import Explorer, ParameterSpec
 
-__all__ = ["Curve", "MechanismPanel", "Panel", "SystemExplorer", "SystemRun", "time_curve", "trust_warning"]
+__all__ = ["Curve", "MechanismPanel", "Panel", "Shade", "SystemExplorer", "SystemRun", "shaded_spans", "time_curve",
+           "trust_warning"]
 
 LINE_STYLES = ("-", "--", ":", "-.")
 CURVE_COLORS = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["bluish_green"], OKABE_ITO["reddish_purple"],
@@ -97,6 +101,57 @@ class Curve:
 
 
 @dataclass(frozen=True)
+class Shade:
+    """Stretches of a time panel's run shaded over the panel's whole height.
+
+    Parameters
+    ----------
+    label : str
+        Legend text of the shading, e.g. ``"block sticks"``.
+    mask : callable
+        ``mask(run) -> ndarray of bool, shape (N,)``, one value per sample of
+        the trajectory. Each sample's value holds until the next sample (a
+        step function, like the friction ``modes``): exact where the
+        switching instants are samples, as :func:`udk_notebooks.simulate`
+        makes them.
+    color : str, optional
+        Fill colour (a light grey by default, so that curves of any colour show on it).
+    hatch : str, optional
+        Hatching of the fill (matplotlib's patterns): a second cue beside the colour.
+    """
+
+    label: str
+    mask: Callable[[SystemRun], np.ndarray]
+    color: str = "0.86"
+    hatch: str = "//"
+
+
+def shaded_spans(t, mask) -> np.ndarray:
+    """The time intervals where a per-sample mask holds, each sample's value holding until the next sample.
+
+    Parameters
+    ----------
+    t : array_like, shape (N,)
+        Sample times, non-decreasing.
+    mask : array_like of bool, shape (N,)
+
+    Returns
+    -------
+    ndarray, shape (k, 2)
+        ``(start, end)`` of each maximal run of true values: from its first
+        sample to the sample after its last one (the run's end if none).
+    """
+    t = np.asarray(t, dtype=float)
+    mask = np.asarray(mask, dtype=bool)
+    if t.shape != mask.shape or t.ndim != 1:
+        raise ValueError(f"`mask` must have one value per sample time, shape {t.shape}; got shape {mask.shape}")
+    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # stop: first sample after the run
+    ends = t[np.minimum(stops, t.size - 1)] if t.size else t
+    return np.column_stack([t[starts], ends]) if starts.size else np.zeros((0, 2))
+
+
+@dataclass(frozen=True)
 class Panel:
     """An axes of curves.
 
@@ -114,6 +169,8 @@ class Panel:
         Keep ``y = 0`` in view (signs matter).
     equal : bool, optional
         Equal scales on both axes (paths in a plane).
+    shade : Shade, optional
+        Stretches of the run to shade (time panels only).
     """
 
     title: str
@@ -124,12 +181,15 @@ class Panel:
     yscale: str = "linear"
     zero: bool = False
     equal: bool = False
+    shade: Shade | None = None
 
     def __post_init__(self):
         if self.yscale not in ("linear", "log"):
             raise ValueError(f"`yscale` must be 'linear' or 'log'; got {self.yscale!r}")
         if not self.curves:
             raise ValueError(f"panel {self.title!r} needs at least one curve")
+        if self.shade is not None and not self.time:
+            raise ValueError(f"panel {self.title!r}: `shade` needs a time panel (time=True)")
 
 
 def time_curve(label: str, values: Callable[[SystemRun], np.ndarray], **style) -> Curve:
@@ -202,6 +262,14 @@ class SystemExplorer(Explorer):
         j = self.frame_index(traj.t)
         return {kind: getattr(traj, kind)[j].copy() for kind in FORCE_KINDS}
 
+    def drawn_spans(self, panel: int) -> np.ndarray:
+        """The time intervals shaded in ``panels[panel]``, read back from its band, shape (k, 2)."""
+        band = self._bands[panel]
+        if band is None:
+            raise ValueError(f"panel {panel} ({self.panels[panel].title!r}) has no `shade`")
+        return np.array([[path.vertices[:, 0].min(), path.vertices[:, 0].max()] for path in band.get_paths()]
+                        ).reshape(-1, 2)
+
     def animation(self, frames: int = 60, **options):
         """The current run as a kernel-free animation (:func:`udk_notebooks.animate`)."""
         if self.result is None:
@@ -234,6 +302,8 @@ class SystemExplorer(Explorer):
                                   zorder=20, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
         self._axes = [ax_mech]
         self._lines = []  # per panel: (line, marker) per curve, and the instant line
+        self._bands = []  # per panel: the shading (a PolyCollection of rectangles) or None
+        self._legends = []
         for i, panel in enumerate(self.panels):
             ax = fig.add_subplot(slots[1 + i])
             ax.set_title(f"({chr(ord('b') + i)}) {panel.title}", fontsize=9, loc="left", pad=14)  # room for an offset text
@@ -255,16 +325,26 @@ class SystemExplorer(Explorer):
                 (line,) = ax.plot([], [], color=color, ls=ls, lw=curve.lw, label=curve.label)
                 marker = ax.plot([], [], "o", color=color, ms=4.5, zorder=5)[0] if curve.instant else None
                 curves.append((line, marker))
+            band = None
+            if panel.shade is not None:
+                # x in data, y in axes units: the band spans the panel's height whatever the y limits
+                band = PolyCollection([], facecolors=panel.shade.color, edgecolors="0.62", linewidths=0.0,
+                                      hatch=panel.shade.hatch, transform=ax.get_xaxis_transform(), zorder=0.5,
+                                      label=panel.shade.label)
+                ax.add_collection(band, autolim=False)
             now = ax.axvline(0.0, color="0.55", lw=0.9, ls=":") if panel.time else None
-            if len(panel.curves) > 1 or panel.curves[0].label:
-                ax.legend(fontsize=7, loc="best", handlelength=2.2, framealpha=0.8)
+            if len(panel.curves) > 1 or panel.curves[0].label or band is not None:
+                # painted with the run (see animated_artists): over the shading, at the best place for its curves
+                self._legends.append(ax.legend(fontsize=7, loc="best", handlelength=2.2, framealpha=0.8))
             self._axes.append(ax)
             self._lines.append((curves, now))
+            self._bands.append(band)
         return fig
 
     def animated_artists(self):
         view_run = self._view.run_artists
         run = [*view_run] + [line for curves, _ in self._lines for line, _ in curves]
+        run += [band for band in self._bands if band is not None] + self._legends
         instant = [a for a in self._view.artists if a not in view_run] + [self._warning, self._info]
         instant += [m for curves, _ in self._lines for _, m in curves if m is not None]
         instant += [now for _, now in self._lines if now is not None]
@@ -295,7 +375,8 @@ class SystemExplorer(Explorer):
         self._view.fit_forces(traj)
         self._view.show_trace(traj)
         self._data = self._panel_data(result)
-        for panel, ax, (curves, _), rows in zip(self.panels, self._axes[1:], self._lines, self._data):
+        for panel, ax, (curves, _), band, rows in zip(self.panels, self._axes[1:], self._lines, self._bands,
+                                                      self._data):
             for (line, marker), curve, (x, y) in zip(curves, panel.curves, rows):
                 line.set_data(x, y)
                 if callable(curve.color):
@@ -303,6 +384,9 @@ class SystemExplorer(Explorer):
                     line.set_color(color)
                     if marker is not None:
                         marker.set_color(color)
+            if band is not None:
+                spans = shaded_spans(traj.t, panel.shade.mask(result))
+                band.set_verts([[(a, 0.0), (b, 0.0), (b, 1.0), (a, 1.0)] for a, b in spans])
             if panel.time and traj.t.size > 1 and ax.get_xlim() != (traj.t[0], traj.t[-1]):
                 ax.set_xlim(traj.t[0], traj.t[-1])
         self._info.set_text(result.info)
