@@ -31,6 +31,7 @@ import sympy as sm
 
 from ._checks import finite_float, check_vector
 from .core import Motion, cholesky_or_none, solve
+from .kernels import diagonal_kernel
 from .model import TIME, Model
 
 __all__ = ["CompiledModel"]
@@ -111,6 +112,7 @@ class CompiledModel:
     friction_data: Callable | None
     mass: Callable | None
     has_nonideal: bool
+    kernel: Callable | None = None
     _mass_cache: dict = field(default_factory=dict, repr=False)
     _symbolic: dict = field(default_factory=dict, repr=False)
 
@@ -148,6 +150,12 @@ class CompiledModel:
         constant_mass = not (M.free_symbols - set(p_syms))
         entries = ([] if constant_mass else list(M)) + list(Q) + list(A) + list(b) + list(C)
         nonzero = [i for i, entry in enumerate(entries) if entry != 0]
+        has_nonideal = any(e != 0 for e in C)
+        mass = sm.lambdify([list(p_syms)], sm.Matrix(M), modules="numpy", cse=True) if constant_mass else None
+        # A constant diagonal M (point masses, principal inertias) gets a solver shaped by the sparsity
+        # pattern of Q, A, b, C (udk_notebooks.kernels); it falls back to core.solve when it cannot vouch.
+        diagonal = constant_mass and all(M[i, j] == 0 for i in range(n) for j in range(n) if i != j)
+        kernel = diagonal_kernel(n, m, nonzero, mass, has_nonideal) if diagonal else None
         return cls(
             model=model,
             n=n,
@@ -164,8 +172,9 @@ class CompiledModel:
             energy=lam(num(model.energy)),
             powers_data=lam([list(num(model.nonconservative_force)), num(model.explicit_time_power)]),
             friction_data=friction,
-            mass=sm.lambdify([list(p_syms)], sm.Matrix(M), modules="numpy", cse=True) if constant_mass else None,
-            has_nonideal=any(e != 0 for e in C),
+            mass=mass,
+            has_nonideal=has_nonideal,
+            kernel=kernel,
             _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
                        "phi": list(phi), "velocity": list(velocity)},
         )
@@ -229,8 +238,15 @@ class CompiledModel:
         try:  # fast path: one finiteness test on the sum of squares (NaN and inf both propagate)
             q_arr = np.asarray(q, dtype=float)
             qd_arr = q_arr if qd is None else np.asarray(qd, dtype=float)
-            if q_arr.shape == qd_arr.shape == (self.n,) and math.isfinite(q_arr @ q_arr + qd_arr @ qd_arr):
-                return q_arr, (None if qd is None else qd_arr)
+            if q_arr.shape == qd_arr.shape == (self.n,):
+                # hypot of a few list entries is cheaper than two numpy products; its square is q.q + qd.qd
+                if self.n <= 16:
+                    size = math.hypot(*q_arr.tolist(), *qd_arr.tolist())
+                    finite = math.isfinite(size * size)
+                else:
+                    finite = math.isfinite(q_arr @ q_arr + qd_arr @ qd_arr)
+                if finite:
+                    return q_arr, (None if qd is None else qd_arr)
         except (TypeError, ValueError):
             pass
         q = check_vector(q, "q", self.n)  # slow path: a message that names the culprit
@@ -290,6 +306,10 @@ class CompiledModel:
         static friction holds while its size is at most one, and a released
         contact slides in the direction ``-sign(ratio)``.
         """
+        if not modes and self.kernel is not None:
+            motion = self.kernel(self.matrices(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
+            if motion is not None:
+                return motion, _NO_RATIOS
         M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
         if correction is not None:
             b = b + correction
@@ -398,7 +418,7 @@ class CompiledModel:
         """
         t = finite_float(t, "`t`")
         q, qd = self.check_state(q, qd)
-        p = self.parameters(params)
+        p = self.parameters(params) if params else self.defaults
         correction = None
         if stabilization is not None:
             correction = stabilization.correction(*self.residuals(t, q, qd, p))

@@ -1,0 +1,379 @@
+"""Fast routes of the Udwadia-Kalaba equation for a constant diagonal mass matrix.
+
+A compiled model whose mass matrix ``M = diag(d)`` depends on parameters only
+(point masses and principal inertias in Cartesian coordinates: the pendulum
+chains, the rolling disk) knows at compile time which entries of ``Q``, ``A``,
+``b`` and ``C`` can be nonzero. This module turns that pattern into a solver
+that does only the arithmetic the pattern needs. With ``M = diag(d)`` the
+matrix ``B = A M^{-1/2}`` of Eq. (7) (Udwadia, Kalaba & Fan 2005) has the Gram
+matrix ``G = B B^T = A D^{-1} A^T``, and for independent rows Eqs. (7)-(11)
+become::
+
+    a = D^{-1} Q,   lam = G^{-1} (b - A a),   F^L = A^T lam          (Eq. 10)
+    F^C = C - A^T G^{-1} A D^{-1} C                                   (Eq. 11)
+    q'' = a + D^{-1} (F^L + F^C)                                      (Eqs. 7, 8)
+
+which are the vectors :func:`udk_notebooks.core.solve` returns through the
+same Gram matrix (there ``B^+ = B^T G^{-1}``). Two kernels evaluate them:
+
+* :class:`ScalarKernel`, for small systems: straight-line Python source
+  generated from the pattern (Python floats, no numpy call until the four
+  output vectors), with an ``L D L^T`` factorization of ``G`` unrolled over its
+  nonzero pattern and fill-in;
+* :class:`BandKernel`, for larger systems whose ``G`` is banded (the
+  Cartesian chain: ``G`` is tridiagonal): the products ``A D^{-1} A^T`` over
+  the nonzeros only, and LAPACK's banded Cholesky (``dpbtrf``/``dpbtrs``), so
+  the cost grows like ``n`` and not ``n^3``.
+
+Neither decides ranks. Each returns None, and the caller takes the general
+route with its rank decisions and error messages, unless it can vouch for
+its answer: all pivots of ``G`` positive, and the reciprocal condition
+number of ``G`` above :data:`udk_notebooks.core.GRAM_RCOND`, which is the
+general route's own test for using the Gram matrix. The condition number is
+bounded from the factor ``G = U^T U`` through its comparison matrix
+``<U>`` (absolute diagonal, minus the absolute off-diagonal entries):
+``|G^{-1}| <= <U>^{-1} <U>^{-T}`` entrywise, so
+``||G^{-1}||_1 <= max(<U>^{-1} <U>^{-T} e)`` (as LAPACK's ``dptcon`` does
+for tridiagonal matrices). The bound never overstates the condition, so a
+system the kernel accepts is one the general route solves through the Gram
+matrix as well; a pessimistic bound only sends a system back to it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import lapack
+
+from .core import GRAM_RCOND, RANK_RTOL, Motion
+
+__all__ = ["BandKernel", "ScalarKernel", "diagonal_kernel"]
+
+SCALAR_MAX_TERMS = 600
+"""Largest generated kernel (counted in products) run as Python float arithmetic; larger systems
+use :class:`BandKernel` when their Gram matrix is banded. Near this size both cost about the same
+(``benchmarks/per_call.py``)."""
+
+BAND_MAX_WIDTH = 8
+"""Widest half-bandwidth of ``G`` (in the constraint order of the model) that :class:`BandKernel` takes."""
+
+
+class _Pattern:
+    """Positions of the nonzero entries of ``Q, A, b, C`` in the compiled value list.
+
+    ``nonzero`` indexes the concatenation ``Q (n), A (m x n, row by row), b (m), C (n)``
+    as :class:`~udk_notebooks.compiled.CompiledModel` lays it out for a constant mass matrix.
+    """
+
+    def __init__(self, n: int, m: int, nonzero):
+        self.n, self.m = n, m
+        where = {int(i): k for k, i in enumerate(nonzero)}
+        self.Q = [where.get(j) for j in range(n)]
+        self.A = [[where.get(n + k * n + j) for j in range(n)] for k in range(m)]
+        self.b = [where.get(n + m * n + k) for k in range(m)]
+        self.C = [where.get(n + m * n + m + j) for j in range(n)]
+        self.size = len(where)
+        self.cols = [[j for j in range(n) if self.A[k][j] is not None] for k in range(m)]
+        self.rows = [[k for k in range(m) if self.A[k][j] is not None] for j in range(n)]
+        # G[k][l] can be nonzero when rows k and l share a column.
+        self.gram = {(k, l) for j in range(n) for k in self.rows[j] for l in self.rows[j] if k >= l}
+
+    def bandwidth(self) -> int:
+        return max((k - l for k, l in self.gram), default=0)
+
+
+class _Factors:
+    """Parameter-dependent data of a diagonal ``M``: ``1/d`` (None when the general route must decide)."""
+
+    def __init__(self, mass: callable):
+        self.mass = mass
+        self.key, self.value = None, None
+
+    def inverse(self, p: np.ndarray):
+        key = p.tobytes()
+        if key != self.key:
+            d = np.diagonal(np.asarray(self.mass(p), dtype=float)).copy()
+            # The test of core.cholesky_or_none: a pivot squared below RANK_RTOL times the largest diagonal
+            # entry makes M singular; that case (and any non-finite entry) is the general route's.
+            ok = bool(np.all(np.isfinite(d))) and d.min() > RANK_RTOL * d.max() and d.min() > 0
+            self.key, self.value = key, ((1.0 / d) if ok else None)
+        return self.value
+
+
+def _sum(terms) -> str:
+    return " + ".join(terms) if terms else "0.0"
+
+
+def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
+    """Python source of the scalar kernel and its number of products."""
+    n, m, P = pattern.n, pattern.m, pattern
+    out, products = [], 0
+
+    def e(k):
+        return f"e[{k}]" if k is not None else None
+
+    emit = out.append
+    emit("def kernel(e, w, corr, bound):")
+    for j in range(n):
+        if P.rows[j] or P.Q[j] is not None or (has_nonideal and P.C[j] is not None):
+            emit(f"    w{j} = w[{j}]")
+    for j in range(n):
+        if P.Q[j] is not None:
+            emit(f"    a{j} = {e(P.Q[j])} * w{j}")
+            products += 1
+    for k in range(m):
+        for j in P.cols[k]:
+            emit(f"    A{k}_{j} = {e(P.A[k][j])}")
+            emit(f"    W{k}_{j} = A{k}_{j} * w{j}")
+            products += 1
+    gram = {}
+    for k in range(m):
+        for l in range(k + 1):
+            shared = [j for j in P.cols[k] if P.A[l][j] is not None]
+            if shared:
+                gram[k, l] = f"G{k}_{l}"
+                emit(f"    G{k}_{l} = {_sum([f'A{k}_{j} * W{l}_{j}' for j in shared])}")
+                products += len(shared)
+    for k in range(m):
+        terms = [f"A{k}_{j} * a{j}" for j in P.cols[k] if P.Q[j] is not None]
+        products += len(terms)
+        right = e(P.b[k]) or "0.0"
+        emit(f"    r{k} = {right}" + (f" - ({_sum(terms)})" if terms else ""))
+    emit("    if corr is not None:")
+    for k in range(m):
+        emit(f"        r{k} += corr[{k}]")
+    # L D L^T of G over its pattern with fill-in; LD[i, j] = L[i, j] * D[j].
+    lower = set()
+    norm_rows = []
+    for k in range(m):
+        norm_rows.append(_sum([f"abs({gram[max(k, l), min(k, l)]})" for l in range(m) if (max(k, l), min(k, l)) in gram]))
+    for j in range(m):
+        if (j, j) not in gram:
+            emit("    return None")  # a zero row of A: dependent rows, the general route decides
+            return "\n".join(out) + "\n", products
+        terms = [f"L{j}_{k} * LD{j}_{k}" for k in range(j) if (j, k) in lower]
+        products += len(terms)
+        emit(f"    D{j} = G{j}_{j}" + (f" - ({_sum(terms)})" if terms else ""))
+        emit(f"    if not D{j} > 0.0:")
+        emit("        return None")
+        for i in range(j + 1, m):
+            shared = [k for k in range(j) if (i, k) in lower and (j, k) in lower]
+            if (i, j) in gram or shared:
+                base = gram.get((i, j), "0.0")
+                terms = [f"L{i}_{k} * LD{j}_{k}" for k in shared]
+                products += len(terms) + 2
+                emit(f"    LD{i}_{j} = {base}" + (f" - ({_sum(terms)})" if terms else ""))
+                emit(f"    L{i}_{j} = LD{i}_{j} / D{j}")
+                lower.add((i, j))
+
+    def solve(prefix, right):
+        nonlocal products
+        for i in range(m):
+            terms = [f"L{i}_{k} * {prefix}y{k}" for k in range(i) if (i, k) in lower]
+            products += len(terms)
+            emit(f"    {prefix}y{i} = {right(i)}" + (f" - ({_sum(terms)})" if terms else ""))
+        for i in reversed(range(m)):
+            terms = [f"L{k}_{i} * {prefix}{k}" for k in range(i + 1, m) if (k, i) in lower]
+            products += len(terms) + 1
+            emit(f"    {prefix}{i} = {prefix}y{i} / D{i}" + (f" - ({_sum(terms)})" if terms else ""))
+
+    # Bound on ||G^{-1}||_1 through the comparison matrix of the factor (module docstring).
+    for i in range(m):
+        terms = [f"abs(L{i}_{k}) * fy{k}" for k in range(i) if (i, k) in lower]
+        emit(f"    fy{i} = 1.0" + (f" + {_sum(terms)}" if terms else ""))
+    for i in reversed(range(m)):
+        terms = [f"abs(L{k}_{i}) * f{k}" for k in range(i + 1, m) if (k, i) in lower]
+        emit(f"    f{i} = fy{i} / D{i}" + (f" + {_sum(terms)}" if terms else ""))
+    products += 2 * len(lower) + m
+    emit(f"    if not max({', '.join(f'f{i}' for i in range(m))}, 0.0) * max({', '.join(norm_rows)}, 0.0) < bound:")
+    emit("        return None")
+    solve("lam", lambda i: f"r{i}")
+    ideal = []
+    for j in range(n):
+        terms = [f"A{k}_{j} * lam{k}" for k in P.rows[j]]
+        products += len(terms)
+        ideal.append(_sum(terms))
+        if terms:
+            emit(f"    F{j} = {ideal[-1]}")
+    qdd = []
+    for j in range(n):
+        parts = ([f"a{j}"] if P.Q[j] is not None else []) + ([f"F{j} * w{j}"] if P.rows[j] else [])
+        qdd.append(_sum(parts))
+    impressed = [e(P.Q[j]) or "0.0" for j in range(n)]
+    ideal = [f"F{j}" if P.rows[j] else "0.0" for j in range(n)]
+    nonideal = ["0.0"] * n
+    if has_nonideal and any(c is not None for c in P.C):
+        for j in range(n):
+            if P.C[j] is not None:
+                emit(f"    c{j} = {e(P.C[j])}")
+        solve("mu", lambda i: _sum([f"W{i}_{j} * c{j}" for j in P.cols[i] if P.C[j] is not None]))
+        for j in range(n):
+            terms = [f"A{k}_{j} * mu{k}" for k in P.rows[j]]
+            products += len(terms) + 1
+            if P.C[j] is None and not terms:
+                continue
+            emit(f"    N{j} = {e(P.C[j]) or '0.0'}" + (f" - ({_sum(terms)})" if terms else ""))
+            nonideal[j] = f"N{j}"
+            qdd[j] = f"{qdd[j]} + N{j} * w{j}"
+    emit(f"    return [{', '.join(qdd + impressed + ideal + nonideal)}]")
+    return "\n".join(out) + "\n", products
+
+
+class ScalarKernel:
+    """Eqs. (7)-(11) for a constant diagonal ``M`` as generated straight-line Python float arithmetic.
+
+    Parameters
+    ----------
+    pattern : _Pattern
+        Nonzero positions of ``Q, A, b, C`` in the compiled value list.
+    mass : callable
+        ``p -> M`` (shape (n, n), diagonal).
+    has_nonideal : bool
+        Whether the model has a nonideal vector ``C``.
+    """
+
+    def __init__(self, pattern: _Pattern, mass, has_nonideal: bool):
+        self.n = pattern.n
+        self.source, self.products = _generate(pattern, has_nonideal)
+        namespace: dict = {}
+        exec(compile(self.source, "<udk_notebooks.kernels.ScalarKernel>", "exec"), namespace)  # noqa: S102
+        self._kernel = namespace["kernel"]
+        self._factors = _Factors(mass)
+        self._inverse_key, self._inverse_list = None, None
+
+    def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
+        """The motion from the compiled value list, or None when the general route must decide."""
+        w = self._factors.inverse(p)
+        if w is None:
+            return None
+        if self._inverse_key is not w:
+            self._inverse_key, self._inverse_list = w, w.tolist()
+        corr = None if correction is None else correction.tolist()
+        out = self._kernel(values, self._inverse_list, corr, 1.0 / GRAM_RCOND)
+        if out is None:
+            return None
+        rows = np.array(out).reshape(4, self.n)
+        if not np.isfinite(rows).all():
+            return None
+        return Motion(rows[0], rows[1], rows[2], rows[3])
+
+
+class BandKernel:
+    """Eqs. (7)-(11) for a constant diagonal ``M`` and a banded Gram matrix, with LAPACK's banded Cholesky.
+
+    The products ``A D^{-1} A^T``, ``A a`` and ``A^T lam`` run over the nonzero
+    entries of ``A`` only (index arrays fixed at compile time), so a chain of
+    ``N`` links costs ``O(N)``.
+    """
+
+    def __init__(self, pattern: _Pattern, mass, has_nonideal: bool):
+        n, m, P = pattern.n, pattern.m, pattern
+        self.n, self.m = n, m
+        self.width = pattern.bandwidth()
+        u = self.width
+        entries = [(k, j, P.A[k][j]) for k in range(m) for j in P.cols[k]]
+        self.a_rows = np.array([k for k, _, _ in entries], dtype=np.intp)
+        self.a_cols = np.array([j for _, j, _ in entries], dtype=np.intp)
+        self.a_pos = np.array([pos for _, _, pos in entries], dtype=np.intp)
+        self.q_cols = np.array([j for j in range(n) if P.Q[j] is not None], dtype=np.intp)
+        self.q_pos = np.array([P.Q[j] for j in self.q_cols], dtype=np.intp)
+        self.b_rows = np.array([k for k in range(m) if P.b[k] is not None], dtype=np.intp)
+        self.b_pos = np.array([P.b[k] for k in self.b_rows], dtype=np.intp)
+        self.c_cols = np.array([j for j in range(n) if has_nonideal and P.C[j] is not None], dtype=np.intp)
+        self.c_pos = np.array([P.C[j] for j in self.c_cols], dtype=np.intp)
+        # Pairs of nonzeros of A in one column, with their place in the upper band storage of dpbtrf:
+        # G[l, k] (l <= k) sits at ab[u + l - k, k], flattened as (u + l - k) * m + k.
+        first, second, slots = [], [], []
+        for idx_k, (k, j, _) in enumerate(entries):
+            for idx_l, (l, j2, _) in enumerate(entries):
+                if j2 == j and l <= k:
+                    first.append(idx_k)
+                    second.append(idx_l)
+                    slots.append((u + l - k) * m + k)
+        self.first, self.second = np.array(first, dtype=np.intp), np.array(second, dtype=np.intp)
+        self.slots = np.array(slots, dtype=np.intp)
+        self.pair_cols = self.a_cols[self.first]
+        self.band_size = (u + 1) * m
+        self._factors = _Factors(mass)
+
+    def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
+        w = self._factors.inverse(p)
+        if w is None:
+            return None
+        n, m, u = self.n, self.m, self.width
+        v = np.array(values)
+        Q = np.zeros(n)
+        Q[self.q_cols] = v[self.q_pos]
+        a = Q * w
+        av = v[self.a_pos]
+        band = np.bincount(self.slots, av[self.first] * av[self.second] * w[self.pair_cols], self.band_size).reshape(u + 1, m)
+        r = -np.bincount(self.a_rows, av * a[self.a_cols], m)
+        r[self.b_rows] += v[self.b_pos]
+        if correction is not None:
+            r += correction
+        factor, info = lapack.dpbtrf(band, lower=0)
+        if info != 0:
+            return None
+        # Bound on ||G^{-1}||_1 through the comparison matrix of the factor (module docstring);
+        # ||G||_1 from the band (each off-diagonal entry counts in two columns).
+        comparison = -np.abs(factor)
+        comparison[u] = factor[u]
+        bound, _ = lapack.dpbtrs(comparison, np.ones(m), lower=0)
+        sums = np.abs(band).sum(axis=0)
+        for s in range(1, u + 1):
+            sums[: m - s] += np.abs(band[u - s, s:])
+        if not bound.max() * sums.max() < 1.0 / GRAM_RCOND:
+            return None
+        extra = self.c_cols.size
+        if extra:
+            c = np.zeros(n)
+            c[self.c_cols] = v[self.c_pos]
+            rhs = np.empty((m, 2))
+            rhs[:, 0] = r
+            rhs[:, 1] = np.bincount(self.a_rows, av * (c * w)[self.a_cols], m)
+            sol, info = lapack.dpbtrs(factor, rhs, lower=0)
+            lam, mu = sol[:, 0], sol[:, 1]
+        else:
+            lam, info = lapack.dpbtrs(factor, r, lower=0)
+        ideal = np.bincount(self.a_cols, av * lam[self.a_rows], n)
+        qdd = a + ideal * w
+        if extra:
+            nonideal = c - np.bincount(self.a_cols, av * mu[self.a_rows], n)
+            qdd += nonideal * w
+        else:
+            nonideal = np.zeros(n)
+        if not np.isfinite(qdd).all():
+            return None
+        return Motion(qdd, Q, ideal, nonideal)
+
+
+def diagonal_kernel(n: int, m: int, nonzero, mass, has_nonideal: bool):
+    """The fast kernel for a constant diagonal ``M`` with this pattern, or None when none fits.
+
+    Parameters
+    ----------
+    n, m : int
+        Numbers of coordinates and constraint rows.
+    nonzero : sequence of int
+        Positions of the nonzero entries in ``Q (n), A (m x n), b (m), C (n)``.
+    mass : callable
+        ``p -> M``, the constant mass matrix (diagonal).
+    has_nonideal : bool
+        Whether ``C`` is part of the model.
+
+    Returns
+    -------
+    ScalarKernel, BandKernel or None
+        The scalar kernel when its generated code is small; otherwise the
+        band kernel when ``G`` has a half-bandwidth of at most
+        :data:`BAND_MAX_WIDTH`; otherwise None (the general route).
+    """
+    if m == 0:
+        return None
+    pattern = _Pattern(n, m, nonzero)
+    if len(pattern.gram) <= 4 * m * m and m * n <= 4 * SCALAR_MAX_TERMS:
+        kernel = ScalarKernel(pattern, mass, has_nonideal)
+        if kernel.products <= SCALAR_MAX_TERMS:
+            return kernel
+    if pattern.bandwidth() <= BAND_MAX_WIDTH:
+        return BandKernel(pattern, mass, has_nonideal)
+    return None
