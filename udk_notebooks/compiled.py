@@ -105,8 +105,6 @@ class CompiledModel:
     nonzero: np.ndarray
     phi: Callable
     velocity_constraints: Callable
-    velocity_jacobian: Callable
-    phi_jacobian: Callable
     energy: Callable
     powers_data: Callable
     friction_data: Callable | None
@@ -167,8 +165,6 @@ class CompiledModel:
             nonzero=np.array(nonzero, dtype=np.intp),
             phi=sm.lambdify(pos_args, list(phi), modules="numpy", cse=True),
             velocity_constraints=lam(list(velocity)),
-            velocity_jacobian=lam(sm.Matrix(velocity).jacobian(qd_syms) if velocity.shape[0] else sm.zeros(1, n)),
-            phi_jacobian=sm.lambdify(pos_args, phi.jacobian(q_syms) if phi.shape[0] else sm.zeros(1, n), modules="numpy", cse=True),
             energy=lam(num(model.energy)),
             powers_data=lam([list(num(model.nonconservative_force)), num(model.explicit_time_power)]),
             friction_data=friction,
@@ -176,8 +172,33 @@ class CompiledModel:
             has_nonideal=has_nonideal,
             kernel=kernel,
             _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
-                       "phi": list(phi), "velocity": list(velocity)},
+                       "phi": list(phi), "velocity": list(velocity), "A": A, "n_holonomic": phi.shape[0]},
         )
+
+    # -- Jacobians of the constraints, built on first use -------------------------
+    # Both are rows of A: the coefficients of q'' in the differentiated velocity-level rows (phi', psi)
+    # are their derivatives by qd, and those of phi' are d(phi)/dq. Reading them off A costs nothing at
+    # compile time; differentiating took half the compile time of the 64-link chain.
+    @property
+    def velocity_jacobian(self) -> Callable:
+        """``(t, q, qd, p) -> d(phi', psi)/d(qd)``, shape (m, n) (one zero row when m = 0)."""
+        cache = self._symbolic
+        if "velocity_jacobian" not in cache:
+            A = cache["A"] if self.m else sm.zeros(1, self.n)
+            cache["velocity_jacobian"] = sm.lambdify(cache["args"], A, modules="numpy", cse=True)
+        return cache["velocity_jacobian"]
+
+    @property
+    def phi_jacobian(self) -> Callable:
+        """``(t, q, p) -> d(phi)/dq``, shape (m_h, n) (one zero row when there is no holonomic row)."""
+        cache = self._symbolic
+        if "phi_jacobian" not in cache:
+            rows = cache["n_holonomic"]
+            J = cache["A"][:rows, :] if rows else sm.zeros(1, self.n)
+            if J.free_symbols & set(cache["args"][2]):  # a simplified A that is not visibly free of qd
+                J = sm.Matrix(cache["phi"]).jacobian(cache["args"][1])
+            cache["phi_jacobian"] = sm.lambdify(cache["pos_args"], J, modules="numpy", cse=True)
+        return cache["phi_jacobian"]
 
     # -- array-capable twins (parameter sweeps) ----------------------------------
     def _batch_function(self, key: str) -> Callable:
