@@ -41,6 +41,8 @@ matrix as well; a pessimistic bound only sends a system back to it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.linalg import lapack
 
@@ -48,10 +50,13 @@ from .core import GRAM_RCOND, RANK_RTOL, Motion
 
 __all__ = ["BandKernel", "ScalarKernel", "diagonal_kernel"]
 
-SCALAR_MAX_TERMS = 600
+SCALAR_MAX_TERMS = 700
 """Largest generated kernel (counted in products) run as Python float arithmetic; larger systems
 use :class:`BandKernel` when their Gram matrix is banded. Near this size both cost about the same
 (``benchmarks/per_call.py``)."""
+
+_BOUND = 1.0 / GRAM_RCOND
+"""Largest accepted ``||G||_1 ||G^{-1}||_1`` (its bound, module docstring)."""
 
 BAND_MAX_WIDTH = 8
 """Widest half-bandwidth of ``G`` (in the constraint order of the model) that :class:`BandKernel` takes."""
@@ -247,13 +252,12 @@ class ScalarKernel:
             return None
         if self._inverse_key is not w:
             self._inverse_key, self._inverse_list = w, w.tolist()
-        corr = None if correction is None else correction.tolist()
-        out = self._kernel(values, self._inverse_list, corr, 1.0 / GRAM_RCOND)
-        if out is None:
+        out = self._kernel(values, self._inverse_list, None if correction is None else correction.tolist(), _BOUND)
+        # A sum of the outputs is finite only when each is (an overflow of the sum merely sends a
+        # finite answer to the general route).
+        if out is None or not math.isfinite(sum(out)):
             return None
         rows = np.array(out).reshape(4, self.n)
-        if not np.isfinite(rows).all():
-            return None
         return Motion(rows[0], rows[1], rows[2], rows[3])
 
 
@@ -268,82 +272,100 @@ class BandKernel:
     def __init__(self, pattern: _Pattern, mass, has_nonideal: bool):
         n, m, P = pattern.n, pattern.m, pattern
         self.n, self.m = n, m
-        self.width = pattern.bandwidth()
-        u = self.width
+        self.width = u = pattern.bandwidth()
         entries = [(k, j, P.A[k][j]) for k in range(m) for j in P.cols[k]]
         self.a_rows = np.array([k for k, _, _ in entries], dtype=np.intp)
         self.a_cols = np.array([j for _, j, _ in entries], dtype=np.intp)
-        self.a_pos = np.array([pos for _, _, pos in entries], dtype=np.intp)
+        # The value list holds the nonzeros of Q, A, b, C in this order, so each is one slice of it.
+        self.a_slice = _slice([pos for _, _, pos in entries])
         self.q_cols = np.array([j for j in range(n) if P.Q[j] is not None], dtype=np.intp)
-        self.q_pos = np.array([P.Q[j] for j in self.q_cols], dtype=np.intp)
+        self.q_slice = _slice([P.Q[j] for j in self.q_cols])
         self.b_rows = np.array([k for k in range(m) if P.b[k] is not None], dtype=np.intp)
-        self.b_pos = np.array([P.b[k] for k in self.b_rows], dtype=np.intp)
+        self.b_slice = _slice([P.b[k] for k in self.b_rows])
         self.c_cols = np.array([j for j in range(n) if has_nonideal and P.C[j] is not None], dtype=np.intp)
-        self.c_pos = np.array([P.C[j] for j in self.c_cols], dtype=np.intp)
+        self.c_slice = _slice([P.C[j] for j in self.c_cols])
         # Pairs of nonzeros of A in one column, with their place in the upper band storage of dpbtrf:
         # G[l, k] (l <= k) sits at ab[u + l - k, k], flattened as (u + l - k) * m + k.
+        by_column: dict = {}
+        for index, (k, j, _) in enumerate(entries):
+            by_column.setdefault(j, []).append((k, index))
         first, second, slots = [], [], []
-        for idx_k, (k, j, _) in enumerate(entries):
-            for idx_l, (l, j2, _) in enumerate(entries):
-                if j2 == j and l <= k:
-                    first.append(idx_k)
-                    second.append(idx_l)
-                    slots.append((u + l - k) * m + k)
+        for column in by_column.values():
+            for k, index_k in column:
+                for l, index_l in column:
+                    if l <= k:
+                        first.append(index_k)
+                        second.append(index_l)
+                        slots.append((u + l - k) * m + k)
         self.first, self.second = np.array(first, dtype=np.intp), np.array(second, dtype=np.intp)
         self.slots = np.array(slots, dtype=np.intp)
-        self.pair_cols = self.a_cols[self.first]
         self.band_size = (u + 1) * m
         self._factors = _Factors(mass)
+        self._weights_key, self._weights = None, None
 
     def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
+        """The motion from the compiled value list, or None when the general route must decide."""
         w = self._factors.inverse(p)
         if w is None:
             return None
+        if self._weights_key is not w:
+            self._weights_key, self._weights = w, w[self.a_cols]
         n, m, u = self.n, self.m, self.width
         v = np.array(values)
         Q = np.zeros(n)
-        Q[self.q_cols] = v[self.q_pos]
+        Q[self.q_cols] = v[self.q_slice]
         a = Q * w
-        av = v[self.a_pos]
-        band = np.bincount(self.slots, av[self.first] * av[self.second] * w[self.pair_cols], self.band_size).reshape(u + 1, m)
-        r = -np.bincount(self.a_rows, av * a[self.a_cols], m)
-        r[self.b_rows] += v[self.b_pos]
+        av = v[self.a_slice]
+        W = av * self._weights  # the nonzeros of A D^{-1}
+        band = np.bincount(self.slots, av[self.first] * W[self.second], self.band_size).reshape(u + 1, m)
+        r = np.bincount(self.a_rows, W * Q[self.a_cols], m)
+        if self.b_rows.size == m:
+            r = v[self.b_slice] - r
+        else:
+            r = -r
+            r[self.b_rows] += v[self.b_slice]
         if correction is not None:
             r += correction
         factor, info = lapack.dpbtrf(band, lower=0)
         if info != 0:
             return None
-        # Bound on ||G^{-1}||_1 through the comparison matrix of the factor (module docstring);
-        # ||G||_1 from the band (each off-diagonal entry counts in two columns).
-        comparison = -np.abs(factor)
-        comparison[u] = factor[u]
+        # Bound on ||G^{-1}||_1 through the comparison matrix of the factor (module docstring), and
+        # ||G||_1 from the band (an off-diagonal entry counts in two columns).
+        comparison = np.abs(factor)
+        comparison[:u] *= -1.0
         bound, _ = lapack.dpbtrs(comparison, np.ones(m), lower=0)
-        sums = np.abs(band).sum(axis=0)
+        size = np.abs(band)
+        sums = size.sum(axis=0)
         for s in range(1, u + 1):
-            sums[: m - s] += np.abs(band[u - s, s:])
-        if not bound.max() * sums.max() < 1.0 / GRAM_RCOND:
+            sums[: m - s] += size[u - s, s:]
+        if not bound.max() * sums.max() < _BOUND:
             return None
-        extra = self.c_cols.size
-        if extra:
+        if self.c_cols.size:
             c = np.zeros(n)
-            c[self.c_cols] = v[self.c_pos]
+            c[self.c_cols] = v[self.c_slice]
             rhs = np.empty((m, 2))
             rhs[:, 0] = r
-            rhs[:, 1] = np.bincount(self.a_rows, av * (c * w)[self.a_cols], m)
+            rhs[:, 1] = np.bincount(self.a_rows, W * c[self.a_cols], m)
             sol, info = lapack.dpbtrs(factor, rhs, lower=0)
             lam, mu = sol[:, 0], sol[:, 1]
+            nonideal = c - np.bincount(self.a_cols, av * mu[self.a_rows], n)
         else:
             lam, info = lapack.dpbtrs(factor, r, lower=0)
-        ideal = np.bincount(self.a_cols, av * lam[self.a_rows], n)
-        qdd = a + ideal * w
-        if extra:
-            nonideal = c - np.bincount(self.a_cols, av * mu[self.a_rows], n)
-            qdd += nonideal * w
-        else:
             nonideal = np.zeros(n)
-        if not np.isfinite(qdd).all():
+        ideal = np.bincount(self.a_cols, av * lam[self.a_rows], n)
+        qdd = a + (ideal + nonideal) * w
+        if not math.isfinite(qdd.sum()):
             return None
         return Motion(qdd, Q, ideal, nonideal)
+
+
+def _slice(positions):
+    """Consecutive positions as a slice (a view, no copy), others as an index array."""
+    positions = [int(i) for i in positions]
+    start = positions[0] if positions else 0
+    if positions == list(range(start, start + len(positions))):
+        return slice(start, start + len(positions))
+    return np.array(positions, dtype=np.intp)
 
 
 def diagonal_kernel(n: int, m: int, nonzero, mass, has_nonideal: bool):
