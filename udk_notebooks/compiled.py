@@ -417,6 +417,27 @@ class CompiledModel:
                     )
         return tuple(new)
 
+    def _kernel_motion(self, t, q, qd) -> Motion | None:
+        """:meth:`motion` of float arrays with default parameters by the pattern kernel, else None.
+
+        The checks of :meth:`check_state` and ``t``, fused with the lists the
+        compiled function takes; anything they would refuse or convert goes the
+        general way, which names the culprit.
+        """
+        n = self.n
+        if not (type(q) is type(qd) is np.ndarray and q.shape == qd.shape == (n,) and q.dtype == qd.dtype == np.float64
+                and isinstance(t, (float, int)) and math.isfinite(t)):
+            return None
+        q_list, qd_list = q.tolist(), qd.tolist()
+        if n <= 16:
+            size = math.hypot(*q_list, *qd_list)
+            if not math.isfinite(size * size):
+                return None
+        elif not math.isfinite(q @ q + qd @ qd):
+            return None
+        p = self.defaults
+        return self.kernel(self.matrices(float(t), q_list, qd_list, p.tolist()), p)
+
     def motion(self, t: float, q, qd, *, stabilization=None, **params) -> Motion:
         """Evaluate the Udwadia-Kalaba equation at one state.
 
@@ -437,6 +458,10 @@ class CompiledModel:
             Accelerations and the impressed, ideal and nonideal forces. Friction
             contacts at rest are held when static friction can hold them.
         """
+        if self.kernel is not None and stabilization is None and not params and not self.model.friction:
+            motion = self._kernel_motion(t, q, qd)
+            if motion is not None:
+                return motion
         t = finite_float(t, "`t`")
         q, qd = self.check_state(q, qd)
         p = self.parameters(params) if params else self.defaults

@@ -114,13 +114,13 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
     out, products = [], 0
 
     def e(k):
-        return f"e[{k}]" if k is not None else None
+        return f"e{k}" if k is not None else None
 
     emit = out.append
     emit("def kernel(e, w, corr, bound):")
-    for j in range(n):
-        if P.rows[j] or P.Q[j] is not None or (has_nonideal and P.C[j] is not None):
-            emit(f"    w{j} = w[{j}]")
+    # Unpacking a list into names is one step; indexing it entry by entry costs one step each.
+    emit(f"    {', '.join(f'e{k}' for k in range(P.size))}, = e")
+    emit(f"    {', '.join(f'w{j}' for j in range(n))}, = w")
     for j in range(n):
         if P.Q[j] is not None:
             emit(f"    a{j} = {e(P.Q[j])} * w{j}")
