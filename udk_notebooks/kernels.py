@@ -42,6 +42,7 @@ matrix as well; a pessimistic bound only sends a system back to it.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 from scipy.linalg import lapack
@@ -87,21 +88,27 @@ class _Pattern:
 
 
 class _Factors:
-    """Parameter-dependent data of a diagonal ``M``: ``1/d`` (None when the general route must decide)."""
+    """What a kernel needs of ``M = diag(d)`` for one parameter vector, kept for the last one.
 
-    def __init__(self, mass: callable):
-        self.mass = mass
-        self.key, self.value = None, None
+    ``derive(1/d)`` gives it; None means that the general route must decide (a
+    singular or non-finite ``M``). The key and the value are replaced together
+    (one tuple), so a caller never pairs one parameter vector with another's data.
+    """
 
-    def inverse(self, p: np.ndarray):
+    def __init__(self, mass: Callable, derive: Callable):
+        self.mass, self.derive = mass, derive
+        self.entry = (None, None)
+
+    def __call__(self, p: np.ndarray):
         key = p.tobytes()
-        if key != self.key:
+        entry = self.entry
+        if key != entry[0]:
             d = np.diagonal(np.asarray(self.mass(p), dtype=float)).copy()
             # The test of core.cholesky_or_none: a pivot squared below RANK_RTOL times the largest diagonal
             # entry makes M singular; that case (and any non-finite entry) is the general route's.
             ok = bool(np.all(np.isfinite(d))) and d.min() > RANK_RTOL * d.max() and d.min() > 0
-            self.key, self.value = key, ((1.0 / d) if ok else None)
-        return self.value
+            entry = self.entry = (key, self.derive(1.0 / d) if ok else None)
+        return entry[1]
 
 
 def _sum(terms) -> str:
@@ -242,17 +249,14 @@ class ScalarKernel:
         namespace: dict = {}
         exec(compile(self.source, "<udk_notebooks.kernels.ScalarKernel>", "exec"), namespace)  # noqa: S102
         self._kernel = namespace["kernel"]
-        self._factors = _Factors(mass)
-        self._inverse_key, self._inverse_list = None, None
+        self._factors = _Factors(mass, lambda w: w.tolist())
 
     def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
         """The motion from the compiled value list, or None when the general route must decide."""
-        w = self._factors.inverse(p)
+        w = self._factors(p)
         if w is None:
             return None
-        if self._inverse_key is not w:
-            self._inverse_key, self._inverse_list = w, w.tolist()
-        out = self._kernel(values, self._inverse_list, None if correction is None else correction.tolist(), _BOUND)
+        out = self._kernel(values, w, None if correction is None else correction.tolist(), _BOUND)
         # A sum of the outputs is finite only when each is (an overflow of the sum merely sends a
         # finite answer to the general route).
         if out is None or not math.isfinite(sum(out)):
@@ -300,23 +304,21 @@ class BandKernel:
         self.first, self.second = np.array(first, dtype=np.intp), np.array(second, dtype=np.intp)
         self.slots = np.array(slots, dtype=np.intp)
         self.band_size = (u + 1) * m
-        self._factors = _Factors(mass)
-        self._weights_key, self._weights = None, None
+        self._factors = _Factors(mass, lambda w: (w, w[self.a_cols]))
 
     def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
         """The motion from the compiled value list, or None when the general route must decide."""
-        w = self._factors.inverse(p)
-        if w is None:
+        factors = self._factors(p)
+        if factors is None:
             return None
-        if self._weights_key is not w:
-            self._weights_key, self._weights = w, w[self.a_cols]
+        w, w_at_entries = factors
         n, m, u = self.n, self.m, self.width
         v = np.array(values)
         Q = np.zeros(n)
         Q[self.q_cols] = v[self.q_slice]
         a = Q * w
         av = v[self.a_slice]
-        W = av * self._weights  # the nonzeros of A D^{-1}
+        W = av * w_at_entries  # the nonzeros of A D^{-1}
         band = np.bincount(self.slots, av[self.first] * W[self.second], self.band_size).reshape(u + 1, m)
         r = np.bincount(self.a_rows, W * Q[self.a_cols], m)
         if self.b_rows.size == m:
