@@ -16,7 +16,11 @@ identically zero, scattered into one array of zeros: for a few coordinates,
 numpy's per-call overhead on scalars would cost more than the arithmetic, and
 for many the structural zeros of ``A`` would. When ``M`` depends on
 parameters only (Cartesian coordinates), it is evaluated and its Cholesky
-factor computed once per parameter vector, then reused.
+factor computed once per parameter vector, then reused. When it is also
+diagonal (point masses, principal inertias), a solver generated from the
+sparsity pattern of ``Q, A, b, C`` (:mod:`udk_notebooks.kernels`) takes the
+place of :func:`~udk_notebooks.core.solve` for motions without friction
+contacts, and hands back to it whatever it cannot vouch for.
 """
 
 from __future__ import annotations
