@@ -261,7 +261,7 @@ class ScalarKernel:
         # finite answer to the general route).
         if out is None or not math.isfinite(sum(out)):
             return None
-        rows = np.array(out).reshape(4, self.n)
+        rows = np.fromiter(out, float, 4 * self.n).reshape(4, self.n)  # fromiter: a third cheaper than array
         return Motion(rows[0], rows[1], rows[2], rows[3])
 
 
@@ -275,7 +275,7 @@ class BandKernel:
 
     def __init__(self, pattern: _Pattern, mass, has_nonideal: bool):
         n, m, P = pattern.n, pattern.m, pattern
-        self.n, self.m = n, m
+        self.n, self.m, self.size = n, m, pattern.size
         self.width = u = pattern.bandwidth()
         entries = [(k, j, P.A[k][j]) for k in range(m) for j in P.cols[k]]
         self.a_rows = np.array([k for k, _, _ in entries], dtype=np.intp)
@@ -313,7 +313,7 @@ class BandKernel:
             return None
         w, w_at_entries = factors
         n, m, u = self.n, self.m, self.width
-        v = np.array(values)
+        v = np.fromiter(values, float, self.size)
         Q = np.zeros(n)
         Q[self.q_cols] = v[self.q_slice]
         a = Q * w
