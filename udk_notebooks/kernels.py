@@ -42,6 +42,7 @@ matrix as well; a pessimistic bound only sends a system back to it.
 from __future__ import annotations
 
 import math
+import re
 from typing import Callable
 
 import numpy as np
@@ -134,7 +135,6 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
             products += 1
     for k in range(m):
         for j in P.cols[k]:
-            emit(f"    A{k}_{j} = {e(P.A[k][j])}")
             emit(f"    W{k}_{j} = A{k}_{j} * w{j}")
             products += 1
     gram = {}
@@ -155,9 +155,10 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
         emit(f"        r{k} += corr[{k}]")
     # L D L^T of G over its pattern with fill-in; LD[i, j] = L[i, j] * D[j].
     lower = set()
-    norm_rows = []
+    norm_rows = []  # row sums of |G| (its diagonal is positive where the pivots are)
     for k in range(m):
-        norm_rows.append(_sum([f"abs({gram[max(k, l), min(k, l)]})" for l in range(m) if (max(k, l), min(k, l)) in gram]))
+        norm_rows.append(_sum([f"{'' if k == l else 'a'}{gram[max(k, l), min(k, l)]}"
+                               for l in range(m) if (max(k, l), min(k, l)) in gram]))
     for j in range(m):
         if (j, j) not in gram:
             emit("    return None")  # a zero row of A: dependent rows, the general route decides
@@ -189,11 +190,16 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
             emit(f"    {prefix}{i} = {prefix}y{i} / D{i}" + (f" - ({_sum(terms)})" if terms else ""))
 
     # Bound on ||G^{-1}||_1 through the comparison matrix of the factor (module docstring).
+    for (k, l), name in gram.items():
+        if k != l:
+            emit(f"    a{name} = abs({name})")
+    for i, k in sorted(lower):
+        emit(f"    aL{i}_{k} = abs(L{i}_{k})")
     for i in range(m):
-        terms = [f"abs(L{i}_{k}) * fy{k}" for k in range(i) if (i, k) in lower]
+        terms = [f"aL{i}_{k} * fy{k}" for k in range(i) if (i, k) in lower]
         emit(f"    fy{i} = 1.0" + (f" + {_sum(terms)}" if terms else ""))
     for i in reversed(range(m)):
-        terms = [f"abs(L{k}_{i}) * f{k}" for k in range(i + 1, m) if (k, i) in lower]
+        terms = [f"aL{k}_{i} * f{k}" for k in range(i + 1, m) if (k, i) in lower]
         emit(f"    f{i} = fy{i} / D{i}" + (f" + {_sum(terms)}" if terms else ""))
     products += 2 * len(lower) + m
     emit(f"    if not max({', '.join(f'f{i}' for i in range(m))}, 0.0) * max({', '.join(norm_rows)}, 0.0) < bound:")
@@ -227,7 +233,9 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
             nonideal[j] = f"N{j}"
             qdd[j] = f"{qdd[j]} + N{j} * w{j}"
     emit(f"    return [{', '.join(qdd + impressed + ideal + nonideal)}]")
-    return "\n".join(out) + "\n", products
+    # The entries of A by their place in the value list (named A{k}_{j} above for legibility).
+    source = re.sub(r"\bA(\d+)_(\d+)\b", lambda match: e(P.A[int(match[1])][int(match[2])]), "\n".join(out) + "\n")
+    return source, products
 
 
 class ScalarKernel:
