@@ -264,7 +264,8 @@ class ScalarKernel:
         w = self._factors(p)
         if w is None:
             return None
-        out = self._kernel(values, w, None if correction is None else correction.tolist(), _BOUND)
+        corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
+        out = self._kernel(values, w, corr, _BOUND)
         # A sum of the outputs is finite only when each is (an overflow of the sum merely sends a
         # finite answer to the general route).
         if out is None or not math.isfinite(sum(out)):
