@@ -57,6 +57,9 @@ SCALAR_MAX_TERMS = 700
 use :class:`BandKernel` when their Gram matrix is banded. Near this size both cost about the same
 (``benchmarks/per_call.py``)."""
 
+SCALAR_MAX_ROWS = 64
+"""Most constraint rows for which a scalar kernel is generated at all."""
+
 _BOUND = 1.0 / GRAM_RCOND
 """Largest accepted ``||G||_1 ||G^{-1}||_1`` (its bound, module docstring)."""
 
@@ -161,8 +164,7 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
                                for l in range(m) if (max(k, l), min(k, l)) in gram]))
     for j in range(m):
         if (j, j) not in gram:
-            emit("    return None")  # a zero row of A: dependent rows, the general route decides
-            return "\n".join(out) + "\n", products
+            raise ValueError(f"row {j} of `A` is identically zero: no kernel (the general route decides)")
         terms = [f"L{j}_{k} * LD{j}_{k}" for k in range(j) if (j, k) in lower]
         products += len(terms)
         emit(f"    D{j} = G{j}_{j}" + (f" - ({_sum(terms)})" if terms else ""))
@@ -403,7 +405,10 @@ def diagonal_kernel(n: int, m: int, nonzero, mass, has_nonideal: bool):
     if m == 0:
         return None
     pattern = _Pattern(n, m, nonzero)
-    if len(pattern.gram) <= 4 * m * m and m * n <= 4 * SCALAR_MAX_TERMS:
+    if not all(pattern.cols):  # a row of A that is identically zero: redundant, the general route decides
+        return None
+    # Generating the scalar kernel walks the fill-in of G (up to m^3 steps): only for small m.
+    if m <= SCALAR_MAX_ROWS and sum(map(len, pattern.cols)) <= SCALAR_MAX_TERMS:
         kernel = ScalarKernel(pattern, mass, has_nonideal)
         if kernel.products <= SCALAR_MAX_TERMS:
             return kernel
