@@ -430,7 +430,7 @@ class CompiledModel:
         """
         n = self.n
         if not (type(q) is type(qd) is np.ndarray and q.shape == qd.shape == (n,) and q.dtype == qd.dtype == np.float64
-                and isinstance(t, (float, int)) and math.isfinite(t)):
+                and isinstance(t, float) and math.isfinite(t)):
             return None
         q_list, qd_list = q.tolist(), qd.tolist()
         if n <= 16:
@@ -440,7 +440,7 @@ class CompiledModel:
         elif not math.isfinite(q @ q + qd @ qd):
             return None
         p = self.defaults
-        return self.kernel(self.matrices(float(t), q_list, qd_list, p.tolist()), p)
+        return self.kernel(self.matrices(t, q_list, qd_list, p.tolist()), p)
 
     def motion(self, t: float, q, qd, *, stabilization=None, **params) -> Motion:
         """Evaluate the Udwadia-Kalaba equation at one state.
