@@ -193,3 +193,22 @@ def test_a_model_with_a_mass_matrix_of_the_state_has_no_kernel():
     from udk_notebooks.examples import double_pendulum
 
     assert double_pendulum.model().compile().kernel is None
+
+
+@pytest.mark.parametrize(
+    "t, q, qd, message",
+    [
+        (float("nan"), None, None, "`t` must be a finite number"),
+        (0.0, "nan", None, "`q` contains a non-finite entry"),
+        (0.0, "short", None, "`q` must have shape (4,)"),
+        (0.0, None, "huge", "their squares overflow"),
+    ],
+)
+def test_motion_refuses_bad_input_as_the_general_route_does(t, q, qd, message):
+    cm = chain.n_link_chain(2).compile()
+    q0, qd0 = chain.chain_initial_state(2)
+    q = {"nan": q0 * np.nan, "short": q0[:3], None: q0}[q]
+    qd = {"huge": qd0 + 1e200, None: qd0}[qd]
+    for model in (cm, general(cm)):
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")), np.errstate(over="ignore"):
+            model.motion(t, q, qd)
