@@ -18,6 +18,8 @@ process (the machine may be shared: a ratio is steadier than a time).
    ``M_ij = m l^2 (N - max(i, j)) cos(th_i - th_j)`` (0-based), the form Kane's
    or Lagrange's method gives, so that no sympy derivation limits its sizes;
    its accelerations are checked against ours.
+3. (``--kernels`` only) the scalar and the band kernel on the same chain
+   values, which places ``kernels.SCALAR_MAX_TERMS``.
 
 BLAS is pinned to one thread (see ``_timing.py``).
 """
@@ -33,6 +35,7 @@ import numpy as np
 import sympy as sm
 
 from models import sympy_peers, wall
+from udk_notebooks import kernels
 from udk_notebooks.examples import chain
 from udk_notebooks.simulation import _Segment
 
@@ -127,12 +130,31 @@ def chain_table(sizes) -> None:
         print("pydy is not installed: its column is skipped (pip install pydy cython to compare)")
 
 
+def kernel_table(sizes) -> None:
+    print("\n3. the two pattern kernels on the same chain values (kernel call only; sets kernels.SCALAR_MAX_TERMS)")
+    print(f"{'N':>4} {'products':>9} {'scalar us':>10} {'band us':>8} {'scalar/band':>12}")
+    for N in sizes:
+        cm = chain.n_link_chain(N).compile()
+        q0, qd0 = chain.chain_initial_state(N)
+        p = cm.defaults
+        values = cm.matrices(0.0, q0.tolist(), qd0.tolist(), p.tolist())
+        pattern = kernels._Pattern(cm.n, cm.m, cm.nonzero)
+        scalar = kernels.ScalarKernel(pattern, cm.mass, cm.has_nonideal)
+        band = kernels.BandKernel(pattern, cm.mass, cm.has_nonideal)
+        a, b, r = ratio(lambda: scalar(values, p), lambda: band(values, p))
+        print(f"{N:>4} {scalar.products:>9} {a:>10.1f} {b:>8.1f} {r:>12.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="chains up to N = 16 only")
     parser.add_argument("--sizes", type=int, nargs="*", help="chain sizes (default 2 4 8 16 32 64)")
+    parser.add_argument("--kernels", action="store_true", help="only table 3, the scalar and band kernels, N = 4..48")
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.kernels:
+        kernel_table((4, 8, 16, 24, 32, 48))
+        return
     sympy_table()
     chain_table(args.sizes or ((2, 4, 8, 16) if args.quick else (2, 4, 8, 16, 32, 64)))
     print(f"\n({time.perf_counter() - start:.0f} s)")
