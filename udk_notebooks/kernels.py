@@ -54,7 +54,7 @@ from .core import GRAM_RCOND, RANK_RTOL, Motion
 
 __all__ = ["BandKernel", "ScalarKernel", "diagonal_kernel"]
 
-SCALAR_MAX_TERMS = 700
+SCALAR_MAX_TERMS = 450
 """Largest generated kernel (counted in products) run as Python float arithmetic; larger systems
 use :class:`BandKernel` when their Gram matrix is banded. Near this size both cost about the same
 (``benchmarks/per_call.py``)."""
