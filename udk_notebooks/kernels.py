@@ -57,7 +57,7 @@ __all__ = ["BandKernel", "ScalarKernel", "diagonal_kernel"]
 SCALAR_MAX_TERMS = 450
 """Largest generated kernel (counted in products) run as Python float arithmetic; larger systems
 use :class:`BandKernel` when their Gram matrix is banded. Near this size both cost about the same
-(``benchmarks/per_call.py``)."""
+(``benchmarks/per_call.py --kernels``)."""
 
 SCALAR_MAX_ROWS = 64
 """Most constraint rows for which a scalar kernel is generated at all."""
