@@ -69,21 +69,24 @@ def lagranges_method(lagrangian, coordinates, *, hol=None, nonhol=None, paramete
     return sm.lambdify(args, mass, cse=True), sm.lambdify(args, list(forcing), cse=True)
 
 
-def lagrange_table(span: float) -> None:
-    print("\n2. the same work with sympy's LagrangesMethod (equations + lambdify(cse) + numpy.linalg.solve)")
-    print(f"{'system':<28} {'route':<16} {'derive+compile s':>17} {'accel us':>9} {'simulate s':>11}")
+def sympy_peers():
+    """The double pendulum (Cartesian) and the rolling disk, ours and sympy's LagrangesMethod route.
 
+    Returns a list of ``(label, compiled, t_ours, lm_accel, lm_rhs, t_lm, q0, qd0)``, where
+    ``lm_accel(t, q, qd)`` solves sympy's full form for the accelerations and ``t_*`` are the
+    derive + compile times.
+    """
+    peers = []
     # Double pendulum of point masses in Cartesian coordinates = the two-link chain.
     t_ours, pend = wall(lambda: chain.n_link_chain(2).compile())
     x1, y1, x2, y2 = pend.model.q
     p_syms = pend.model.parameter_symbols
     m, l, g = ({s.name: s for s in p_syms}[name] for name in ("m", "l", "g"))
-    values = pend.defaults
     kinetic = m * sum(v.diff() ** 2 for v in (x1, y1, x2, y2)) / 2
     lagrangian = kinetic - m * g * (y1 + y2)
     hol = [x1**2 + y1**2 - l**2, (x2 - x1) ** 2 + (y2 - y1) ** 2 - l**2]
     q0, qd0 = chain.chain_initial_state(2)
-    compare("double pendulum (Cartesian)", pend, t_ours, lagrangian, [x1, y1, x2, y2], dict(hol=hol), p_syms, values, q0, qd0, span)
+    peers.append(_peer("double pendulum (Cartesian)", pend, t_ours, lagrangian, [x1, y1, x2, y2], dict(hol=hol), q0, qd0))
 
     t_ours, disk = wall(lambda: rolling_disk.model().compile())
     x, y, phi, theta = disk.model.q
@@ -92,13 +95,16 @@ def lagrange_table(span: float) -> None:
     lagrangian = mass * (x.diff() ** 2 + y.diff() ** 2) / 2 + I1 * phi.diff() ** 2 / 2 + I2 * theta.diff() ** 2 / 2
     nonhol = [x.diff() - radius * phi.diff() * sm.sin(theta), y.diff() + radius * phi.diff() * sm.cos(theta)]
     q0, qd0 = rolling_disk.initial_state()
-    compare("rolling disk", disk, t_ours, lagrangian, [x, y, phi, theta], dict(nonhol=nonhol),
-            disk.model.parameter_symbols, disk.defaults, q0, qd0, span)
+    peers.append(_peer("rolling disk", disk, t_ours, lagrangian, [x, y, phi, theta], dict(nonhol=nonhol), q0, qd0))
+    return peers
 
 
-def compare(label, ours, t_ours, lagrangian, coordinates, constraints, p_syms, values, q0, qd0, span):
+def _peer(label, ours, t_ours, lagrangian, coordinates, constraints, q0, qd0):
     n = len(coordinates)
-    t_lm, (mass_f, forcing_f) = wall(lambda: lagranges_method(lagrangian, coordinates, parameters=p_syms, **constraints))
+    values = ours.defaults
+    t_lm, (mass_f, forcing_f) = wall(
+        lambda: lagranges_method(lagrangian, coordinates, parameters=ours.model.parameter_symbols, **constraints)
+    )
 
     def lm_accel(t, q, qd):
         return np.linalg.solve(mass_f(t, q, qd, values), forcing_f(t, q, qd, values))[n : 2 * n]
@@ -107,16 +113,23 @@ def compare(label, ours, t_ours, lagrangian, coordinates, constraints, p_syms, v
         return np.concatenate([y[n:], lm_accel(t, y[:n], y[n:])])
 
     assert np.allclose(lm_accel(0.0, q0, qd0), ours.motion(0.0, q0, qd0).qdd, atol=1e-9), "routes disagree"
-    p = ours.defaults
-    uk_cost = per_call(lambda: ours.motion(0.0, q0, qd0))
-    uk_kernel = per_call(lambda: ours.solve_modes(0.0, q0, qd0, p))
-    lm_cost = per_call(lambda: lm_accel(0.0, q0, qd0))
-    t_uk_sim, _ = wall(lambda: simulate(ours, (0.0, span), q0, qd0, **SIM))
-    with single_blas_thread():
-        t_lm_sim, _ = wall(lambda: solve_ivp(lm_rhs, (0.0, span), np.concatenate([q0, qd0]), **SIM))
-    print(f"{label:<28} {'UK motion()':<16} {t_ours:>17.3f} {uk_cost:>9.1f} {t_uk_sim:>11.3f}")
-    print(f"{'':<28} {'UK solve_modes':<16} {'':>17} {uk_kernel:>9.1f} {'':>11}")
-    print(f"{'':<28} {'LagrangesMethod':<16} {t_lm:>17.3f} {lm_cost:>9.1f} {t_lm_sim:>11.3f}")
+    return label, ours, t_ours, lm_accel, lm_rhs, t_lm, q0, qd0
+
+
+def lagrange_table(span: float) -> None:
+    print("\n2. the same work with sympy's LagrangesMethod (equations + lambdify(cse) + numpy.linalg.solve)")
+    print(f"{'system':<28} {'route':<16} {'derive+compile s':>17} {'accel us':>9} {'simulate s':>11}")
+    for label, ours, t_ours, lm_accel, lm_rhs, t_lm, q0, qd0 in sympy_peers():
+        p = ours.defaults
+        uk_cost = per_call(lambda: ours.motion(0.0, q0, qd0))
+        uk_kernel = per_call(lambda: ours.solve_modes(0.0, q0, qd0, p))
+        lm_cost = per_call(lambda: lm_accel(0.0, q0, qd0))
+        t_uk_sim, _ = wall(lambda: simulate(ours, (0.0, span), q0, qd0, **SIM))
+        with single_blas_thread():
+            t_lm_sim, _ = wall(lambda: solve_ivp(lm_rhs, (0.0, span), np.concatenate([q0, qd0]), **SIM))
+        print(f"{label:<28} {'UK motion()':<16} {t_ours:>17.3f} {uk_cost:>9.1f} {t_uk_sim:>11.3f}")
+        print(f"{'':<28} {'UK solve_modes':<16} {'':>17} {uk_kernel:>9.1f} {'':>11}")
+        print(f"{'':<28} {'LagrangesMethod':<16} {t_lm:>17.3f} {lm_cost:>9.1f} {t_lm_sim:>11.3f}")
 
 
 def chain_table(sizes) -> None:

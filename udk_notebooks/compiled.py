@@ -16,7 +16,11 @@ identically zero, scattered into one array of zeros: for a few coordinates,
 numpy's per-call overhead on scalars would cost more than the arithmetic, and
 for many the structural zeros of ``A`` would. When ``M`` depends on
 parameters only (Cartesian coordinates), it is evaluated and its Cholesky
-factor computed once per parameter vector, then reused.
+factor computed once per parameter vector, then reused. When it is also
+diagonal (point masses, principal inertias), a solver generated from the
+sparsity pattern of ``Q, A, b, C`` (:mod:`udk_notebooks.kernels`) takes the
+place of :func:`~udk_notebooks.core.solve` for motions without friction
+contacts, and hands back to it whatever it cannot vouch for.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import sympy as sm
 
 from ._checks import finite_float, check_vector
 from .core import Motion, cholesky_or_none, solve
+from .kernels import diagonal_kernel
 from .model import TIME, Model
 
 __all__ = ["CompiledModel"]
@@ -104,13 +109,12 @@ class CompiledModel:
     nonzero: np.ndarray
     phi: Callable
     velocity_constraints: Callable
-    velocity_jacobian: Callable
-    phi_jacobian: Callable
     energy: Callable
     powers_data: Callable
     friction_data: Callable | None
     mass: Callable | None
     has_nonideal: bool
+    kernel: Callable | None = None
     _mass_cache: dict = field(default_factory=dict, repr=False)
     _symbolic: dict = field(default_factory=dict, repr=False)
 
@@ -148,6 +152,12 @@ class CompiledModel:
         constant_mass = not (M.free_symbols - set(p_syms))
         entries = ([] if constant_mass else list(M)) + list(Q) + list(A) + list(b) + list(C)
         nonzero = [i for i, entry in enumerate(entries) if entry != 0]
+        has_nonideal = any(e != 0 for e in C)
+        mass = sm.lambdify([list(p_syms)], sm.Matrix(M), modules="numpy", cse=True) if constant_mass else None
+        # A constant diagonal M (point masses, principal inertias) gets a solver shaped by the sparsity
+        # pattern of Q, A, b, C (udk_notebooks.kernels); it falls back to core.solve when it cannot vouch.
+        diagonal = constant_mass and all(M[i, j] == 0 for i in range(n) for j in range(n) if i != j)
+        kernel = diagonal_kernel(n, m, nonzero, mass, has_nonideal) if diagonal else None
         return cls(
             model=model,
             n=n,
@@ -159,16 +169,40 @@ class CompiledModel:
             nonzero=np.array(nonzero, dtype=np.intp),
             phi=sm.lambdify(pos_args, list(phi), modules="numpy", cse=True),
             velocity_constraints=lam(list(velocity)),
-            velocity_jacobian=lam(sm.Matrix(velocity).jacobian(qd_syms) if velocity.shape[0] else sm.zeros(1, n)),
-            phi_jacobian=sm.lambdify(pos_args, phi.jacobian(q_syms) if phi.shape[0] else sm.zeros(1, n), modules="numpy", cse=True),
             energy=lam(num(model.energy)),
             powers_data=lam([list(num(model.nonconservative_force)), num(model.explicit_time_power)]),
             friction_data=friction,
-            mass=sm.lambdify([list(p_syms)], sm.Matrix(M), modules="numpy", cse=True) if constant_mass else None,
-            has_nonideal=any(e != 0 for e in C),
+            mass=mass,
+            has_nonideal=has_nonideal,
+            kernel=kernel,
             _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
-                       "phi": list(phi), "velocity": list(velocity)},
+                       "phi": list(phi), "velocity": list(velocity), "A": A, "n_holonomic": phi.shape[0]},
         )
+
+    # -- Jacobians of the constraints, built on first use -------------------------
+    # Both are rows of A: the coefficients of q'' in the differentiated velocity-level rows (phi', psi)
+    # are their derivatives by qd, and those of phi' are d(phi)/dq. Reading them off A costs nothing at
+    # compile time; differentiating took half the compile time of the 64-link chain.
+    @property
+    def velocity_jacobian(self) -> Callable:
+        """``(t, q, qd, p) -> d(phi', psi)/d(qd)``, shape (m, n) (one zero row when m = 0)."""
+        cache = self._symbolic
+        if "velocity_jacobian" not in cache:
+            A = cache["A"] if self.m else sm.zeros(1, self.n)
+            cache["velocity_jacobian"] = sm.lambdify(cache["args"], A, modules="numpy", cse=True)
+        return cache["velocity_jacobian"]
+
+    @property
+    def phi_jacobian(self) -> Callable:
+        """``(t, q, p) -> d(phi)/dq``, shape (m_h, n) (one zero row when there is no holonomic row)."""
+        cache = self._symbolic
+        if "phi_jacobian" not in cache:
+            rows = cache["n_holonomic"]
+            J = cache["A"][:rows, :] if rows else sm.zeros(1, self.n)
+            if J.free_symbols & set(cache["args"][2]):  # a simplified A that is not visibly free of qd
+                J = sm.Matrix(cache["phi"]).jacobian(cache["args"][1])
+            cache["phi_jacobian"] = sm.lambdify(cache["pos_args"], J, modules="numpy", cse=True)
+        return cache["phi_jacobian"]
 
     # -- array-capable twins (parameter sweeps) ----------------------------------
     def _batch_function(self, key: str) -> Callable:
@@ -307,8 +341,15 @@ class CompiledModel:
         try:  # fast path: one finiteness test on the sum of squares (NaN and inf both propagate)
             q_arr = np.asarray(q, dtype=float)
             qd_arr = q_arr if qd is None else np.asarray(qd, dtype=float)
-            if q_arr.shape == qd_arr.shape == (self.n,) and math.isfinite(q_arr @ q_arr + qd_arr @ qd_arr):
-                return q_arr, (None if qd is None else qd_arr)
+            if q_arr.shape == qd_arr.shape == (self.n,):
+                # hypot of a few list entries is cheaper than two numpy products; its square is q.q + qd.qd
+                if self.n <= 16:
+                    size = math.hypot(*q_arr.tolist(), *qd_arr.tolist())
+                    finite = math.isfinite(size * size)
+                else:
+                    finite = math.isfinite(q_arr @ q_arr + qd_arr @ qd_arr)
+                if finite:
+                    return q_arr, (None if qd is None else qd_arr)
         except (TypeError, ValueError):
             pass
         q = check_vector(q, "q", self.n)  # slow path: a message that names the culprit
@@ -368,6 +409,10 @@ class CompiledModel:
         static friction holds while its size is at most one, and a released
         contact slides in the direction ``-sign(ratio)``.
         """
+        if not modes and self.kernel is not None:
+            motion = self.kernel(self.matrices(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
+            if motion is not None:
+                return motion, _NO_RATIOS
         M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
         if correction is not None:
             b = b + correction
@@ -587,6 +632,27 @@ class CompiledModel:
                     )
         return tuple(new)
 
+    def _kernel_motion(self, t, q, qd) -> Motion | None:
+        """:meth:`motion` of float arrays with default parameters by the pattern kernel, else None.
+
+        The checks of :meth:`check_state` and ``t``, fused with the lists the
+        compiled function takes; anything they would refuse or convert goes the
+        general way, which names the culprit.
+        """
+        n = self.n
+        if not (type(q) is type(qd) is np.ndarray and q.shape == qd.shape == (n,) and q.dtype == qd.dtype == np.float64
+                and isinstance(t, float) and math.isfinite(t)):
+            return None
+        q_list, qd_list = q.tolist(), qd.tolist()
+        if n <= 16:
+            size = math.hypot(*q_list, *qd_list)
+            if not math.isfinite(size * size):
+                return None
+        elif not math.isfinite(q @ q + qd @ qd):
+            return None
+        p = self.defaults
+        return self.kernel(self.matrices(t, q_list, qd_list, p.tolist()), p)
+
     def motion(self, t: float, q, qd, *, stabilization=None, **params) -> Motion:
         """Evaluate the Udwadia-Kalaba equation at one state.
 
@@ -607,9 +673,13 @@ class CompiledModel:
             Accelerations and the impressed, ideal and nonideal forces. Friction
             contacts at rest are held when static friction can hold them.
         """
+        if self.kernel is not None and stabilization is None and not params and not self.model.friction:
+            motion = self._kernel_motion(t, q, qd)
+            if motion is not None:
+                return motion
         t = finite_float(t, "`t`")
         q, qd = self.check_state(q, qd)
-        p = self.parameters(params)
+        p = self.parameters(params) if params else self.defaults
         correction = None
         if stabilization is not None:
             correction = stabilization.correction(*self.residuals(t, q, qd, p))

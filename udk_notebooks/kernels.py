@@ -1,0 +1,421 @@
+"""Fast routes of the Udwadia-Kalaba equation for a constant diagonal mass matrix.
+
+A compiled model whose mass matrix ``M = diag(d)`` depends on parameters only
+(point masses and principal inertias in Cartesian coordinates: the pendulum
+chains, the rolling disk) knows at compile time which entries of ``Q``, ``A``,
+``b`` and ``C`` can be nonzero. This module turns that pattern into a solver
+that does only the arithmetic the pattern needs. With ``M = diag(d)`` the
+matrix ``B = A M^{-1/2}`` of Eq. (7) (Udwadia, Kalaba & Fan 2005) has the Gram
+matrix ``G = B B^T = A D^{-1} A^T``, and for independent rows Eqs. (7)-(11)
+become::
+
+    a = D^{-1} Q,   lam = G^{-1} (b - A a),   F^L = A^T lam          (Eq. 10)
+    F^C = C - A^T G^{-1} A D^{-1} C                                   (Eq. 11)
+    q'' = a + D^{-1} (F^L + F^C)                                      (Eqs. 7, 8)
+
+which are the vectors :func:`udk_notebooks.core.solve` returns through the
+same Gram matrix (there ``B^+ = B^T G^{-1}``). Two kernels evaluate them:
+
+* :class:`ScalarKernel`, for small systems: straight-line Python source
+  generated from the pattern (Python floats, no numpy call until the four
+  output vectors), with an ``L D L^T`` factorization of ``G`` unrolled over its
+  nonzero pattern and fill-in;
+* :class:`BandKernel`, for larger systems whose ``G`` is banded (the
+  Cartesian chain: ``G`` is tridiagonal): the products ``A D^{-1} A^T`` over
+  the nonzeros only, and LAPACK's banded Cholesky (``dpbtrf``/``dpbtrs``), so
+  the cost grows like ``n`` and not ``n^3``.
+
+Neither decides ranks. Each returns None, and the caller takes the general
+route with its rank decisions and error messages, unless it can vouch for
+its answer: all pivots of ``G`` positive, and the reciprocal condition
+number of ``G`` above :data:`udk_notebooks.core.GRAM_RCOND`, which is the
+general route's own test for using the Gram matrix. The condition number is
+bounded from the factor ``G = U^T U`` through its comparison matrix
+``<U>`` (absolute diagonal, minus the absolute off-diagonal entries):
+``|G^{-1}| <= <U>^{-1} <U>^{-T}`` entrywise, so
+``||G^{-1}||_1 <= max(<U>^{-1} <U>^{-T} e)`` (as LAPACK's ``dptcon`` does
+for tridiagonal matrices). The bound never understates the condition
+number, so a Gram matrix the kernel accepts is one the general route accepts
+as well (where it prefers ``dgglse``, the two agree to rounding); a
+pessimistic bound only sends a system back to it. The tests compare both
+kernels with :func:`udk_notebooks.core.solve` to 1e-12 (``tests/test_kernels.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable
+
+import numpy as np
+from scipy.linalg import lapack
+
+from .core import GRAM_RCOND, RANK_RTOL, Motion
+
+__all__ = ["BandKernel", "ScalarKernel", "diagonal_kernel"]
+
+SCALAR_MAX_TERMS = 450
+"""Largest generated kernel (counted in products) run as Python float arithmetic; larger systems
+use :class:`BandKernel` when their Gram matrix is banded. Near this size both cost about the same
+(``benchmarks/per_call.py --kernels``)."""
+
+SCALAR_MAX_ROWS = 64
+"""Most constraint rows for which a scalar kernel is generated at all."""
+
+_BOUND = 1.0 / GRAM_RCOND
+"""Largest accepted ``||G||_1 ||G^{-1}||_1`` (its bound, module docstring)."""
+
+BAND_MAX_WIDTH = 8
+"""Widest half-bandwidth of ``G`` (in the constraint order of the model) that :class:`BandKernel` takes."""
+
+
+class _Pattern:
+    """Positions of the nonzero entries of ``Q, A, b, C`` in the compiled value list.
+
+    ``nonzero`` indexes the concatenation ``Q (n), A (m x n, row by row), b (m), C (n)``
+    as :class:`~udk_notebooks.compiled.CompiledModel` lays it out for a constant mass matrix.
+    """
+
+    def __init__(self, n: int, m: int, nonzero):
+        self.n, self.m = n, m
+        where = {int(i): k for k, i in enumerate(nonzero)}
+        self.Q = [where.get(j) for j in range(n)]
+        self.A = [[where.get(n + k * n + j) for j in range(n)] for k in range(m)]
+        self.b = [where.get(n + m * n + k) for k in range(m)]
+        self.C = [where.get(n + m * n + m + j) for j in range(n)]
+        self.size = len(where)
+        self.cols = [[j for j in range(n) if self.A[k][j] is not None] for k in range(m)]
+        self.rows = [[k for k in range(m) if self.A[k][j] is not None] for j in range(n)]
+        # G[k][l] can be nonzero when rows k and l share a column.
+        self.gram = {(k, l) for j in range(n) for k in self.rows[j] for l in self.rows[j] if k >= l}
+
+    def bandwidth(self) -> int:
+        return max((k - l for k, l in self.gram), default=0)
+
+
+class _Factors:
+    """What a kernel needs of ``M = diag(d)`` for one parameter vector, kept for the last one.
+
+    ``derive(1/d)`` gives it; None means that the general route must decide (a
+    singular or non-finite ``M``). The key and the value are replaced together
+    (one tuple), so a caller never pairs one parameter vector with another's data.
+    """
+
+    def __init__(self, mass: Callable, derive: Callable):
+        self.mass, self.derive = mass, derive
+        self.entry = (None, None)
+
+    def __call__(self, p: np.ndarray):
+        key = p.tobytes()
+        entry = self.entry
+        if key != entry[0]:
+            d = np.diagonal(np.asarray(self.mass(p), dtype=float)).copy()
+            # The test of core.cholesky_or_none: a pivot squared below RANK_RTOL times the largest diagonal
+            # entry makes M singular; that case (and any non-finite entry) is the general route's.
+            ok = bool(np.all(np.isfinite(d))) and d.min() > RANK_RTOL * d.max() and d.min() > 0
+            entry = self.entry = (key, self.derive(1.0 / d) if ok else None)
+        return entry[1]
+
+
+def _sum(terms) -> str:
+    return " + ".join(terms) if terms else "0.0"
+
+
+def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
+    """Python source of the scalar kernel and its number of products."""
+    n, m, P = pattern.n, pattern.m, pattern
+    out, products = [], 0
+
+    def e(k):
+        return f"e{k}" if k is not None else None
+
+    emit = out.append
+    emit("def kernel(e, w, corr, bound):")
+    # Unpacking a list into names is one step; indexing it entry by entry costs one step each.
+    emit(f"    {', '.join(f'e{k}' for k in range(P.size))}, = e")
+    emit(f"    {', '.join(f'w{j}' for j in range(n))}, = w")
+    for j in range(n):
+        if P.Q[j] is not None:
+            emit(f"    a{j} = {e(P.Q[j])} * w{j}")
+            products += 1
+    for k in range(m):
+        for j in P.cols[k]:
+            emit(f"    W{k}_{j} = A{k}_{j} * w{j}")
+            products += 1
+    gram = {}
+    for k in range(m):
+        for l in range(k + 1):
+            shared = [j for j in P.cols[k] if P.A[l][j] is not None]
+            if shared:
+                gram[k, l] = f"G{k}_{l}"
+                emit(f"    G{k}_{l} = {_sum([f'A{k}_{j} * W{l}_{j}' for j in shared])}")
+                products += len(shared)
+    for k in range(m):
+        terms = [f"A{k}_{j} * a{j}" for j in P.cols[k] if P.Q[j] is not None]
+        products += len(terms)
+        right = e(P.b[k]) or "0.0"
+        emit(f"    r{k} = {right}" + (f" - ({_sum(terms)})" if terms else ""))
+    emit("    if corr is not None:")
+    for k in range(m):
+        emit(f"        r{k} += corr[{k}]")
+    # L D L^T of G over its pattern with fill-in; LD[i, j] = L[i, j] * D[j].
+    lower = set()
+    norm_rows = []  # row sums of |G| (its diagonal is positive where the pivots are)
+    for k in range(m):
+        norm_rows.append(_sum([f"{'' if k == l else 'a'}{gram[max(k, l), min(k, l)]}"
+                               for l in range(m) if (max(k, l), min(k, l)) in gram]))
+    for j in range(m):
+        if (j, j) not in gram:
+            raise ValueError(f"row {j} of `A` is identically zero: no kernel (the general route decides)")
+        terms = [f"L{j}_{k} * LD{j}_{k}" for k in range(j) if (j, k) in lower]
+        products += len(terms)
+        emit(f"    D{j} = G{j}_{j}" + (f" - ({_sum(terms)})" if terms else ""))
+        emit(f"    if not D{j} > 0.0:")
+        emit("        return None")
+        for i in range(j + 1, m):
+            shared = [k for k in range(j) if (i, k) in lower and (j, k) in lower]
+            if (i, j) in gram or shared:
+                base = gram.get((i, j), "0.0")
+                terms = [f"L{i}_{k} * LD{j}_{k}" for k in shared]
+                products += len(terms) + 2
+                emit(f"    LD{i}_{j} = {base}" + (f" - ({_sum(terms)})" if terms else ""))
+                emit(f"    L{i}_{j} = LD{i}_{j} / D{j}")
+                lower.add((i, j))
+
+    def solve(prefix, right):
+        nonlocal products
+        for i in range(m):
+            terms = [f"L{i}_{k} * {prefix}y{k}" for k in range(i) if (i, k) in lower]
+            products += len(terms)
+            emit(f"    {prefix}y{i} = {right(i)}" + (f" - ({_sum(terms)})" if terms else ""))
+        for i in reversed(range(m)):
+            terms = [f"L{k}_{i} * {prefix}{k}" for k in range(i + 1, m) if (k, i) in lower]
+            products += len(terms) + 1
+            emit(f"    {prefix}{i} = {prefix}y{i} / D{i}" + (f" - ({_sum(terms)})" if terms else ""))
+
+    # Bound on ||G^{-1}||_1 through the comparison matrix of the factor (module docstring).
+    for (k, l), name in gram.items():
+        if k != l:
+            emit(f"    a{name} = abs({name})")
+    for i, k in sorted(lower):
+        emit(f"    aL{i}_{k} = abs(L{i}_{k})")
+    for i in range(m):
+        terms = [f"aL{i}_{k} * fy{k}" for k in range(i) if (i, k) in lower]
+        emit(f"    fy{i} = 1.0" + (f" + {_sum(terms)}" if terms else ""))
+    for i in reversed(range(m)):
+        terms = [f"aL{k}_{i} * f{k}" for k in range(i + 1, m) if (k, i) in lower]
+        emit(f"    f{i} = fy{i} / D{i}" + (f" + {_sum(terms)}" if terms else ""))
+    products += 2 * len(lower) + m
+    emit(f"    if not max({', '.join(f'f{i}' for i in range(m))}, 0.0) * max({', '.join(norm_rows)}, 0.0) < bound:")
+    emit("        return None")
+    solve("lam", lambda i: f"r{i}")
+    ideal = []
+    for j in range(n):
+        terms = [f"A{k}_{j} * lam{k}" for k in P.rows[j]]
+        products += len(terms)
+        ideal.append(_sum(terms))
+        if terms:
+            emit(f"    F{j} = {ideal[-1]}")
+    qdd = []
+    for j in range(n):
+        parts = ([f"a{j}"] if P.Q[j] is not None else []) + ([f"F{j} * w{j}"] if P.rows[j] else [])
+        qdd.append(_sum(parts))
+    impressed = [e(P.Q[j]) or "0.0" for j in range(n)]
+    ideal = [f"F{j}" if P.rows[j] else "0.0" for j in range(n)]
+    nonideal = ["0.0"] * n
+    if has_nonideal and any(c is not None for c in P.C):
+        for j in range(n):
+            if P.C[j] is not None:
+                emit(f"    c{j} = {e(P.C[j])}")
+        solve("mu", lambda i: _sum([f"W{i}_{j} * c{j}" for j in P.cols[i] if P.C[j] is not None]))
+        for j in range(n):
+            terms = [f"A{k}_{j} * mu{k}" for k in P.rows[j]]
+            products += len(terms) + 1
+            if P.C[j] is None and not terms:
+                continue
+            emit(f"    N{j} = {e(P.C[j]) or '0.0'}" + (f" - ({_sum(terms)})" if terms else ""))
+            nonideal[j] = f"N{j}"
+            qdd[j] = f"{qdd[j]} + N{j} * w{j}"
+    emit(f"    return [{', '.join(qdd + impressed + ideal + nonideal)}]")
+    # The entries of A by their place in the value list (named A{k}_{j} above for legibility).
+    source = re.sub(r"\bA(\d+)_(\d+)\b", lambda match: e(P.A[int(match[1])][int(match[2])]), "\n".join(out) + "\n")
+    return source, products
+
+
+class ScalarKernel:
+    """Eqs. (7)-(11) for a constant diagonal ``M`` as generated straight-line Python float arithmetic.
+
+    Parameters
+    ----------
+    pattern : _Pattern
+        Nonzero positions of ``Q, A, b, C`` in the compiled value list.
+    mass : callable
+        ``p -> M`` (shape (n, n), diagonal).
+    has_nonideal : bool
+        Whether the model has a nonideal vector ``C``.
+    """
+
+    def __init__(self, pattern: _Pattern, mass, has_nonideal: bool):
+        self.n = pattern.n
+        self.source, self.products = _generate(pattern, has_nonideal)
+        namespace: dict = {}
+        exec(compile(self.source, "<udk_notebooks.kernels.ScalarKernel>", "exec"), namespace)  # noqa: S102
+        self._kernel = namespace["kernel"]
+        self._factors = _Factors(mass, lambda w: w.tolist())
+
+    def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
+        """The motion from the compiled value list, or None when the general route must decide."""
+        w = self._factors(p)
+        if w is None:
+            return None
+        corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
+        out = self._kernel(values, w, corr, _BOUND)
+        # A sum of the outputs is finite only when each is (an overflow of the sum merely sends a
+        # finite answer to the general route).
+        if out is None or not math.isfinite(sum(out)):
+            return None
+        rows = np.fromiter(out, float, 4 * self.n).reshape(4, self.n)  # fromiter: a third cheaper than array
+        return Motion(rows[0], rows[1], rows[2], rows[3])
+
+
+class BandKernel:
+    """Eqs. (7)-(11) for a constant diagonal ``M`` and a banded Gram matrix, with LAPACK's banded Cholesky.
+
+    The products ``A D^{-1} A^T``, ``A a`` and ``A^T lam`` run over the nonzero
+    entries of ``A`` only (index arrays fixed at compile time), so a chain of
+    ``N`` links costs ``O(N)``.
+    """
+
+    def __init__(self, pattern: _Pattern, mass, has_nonideal: bool):
+        n, m, P = pattern.n, pattern.m, pattern
+        self.n, self.m, self.size = n, m, pattern.size
+        self.width = u = pattern.bandwidth()
+        entries = [(k, j, P.A[k][j]) for k in range(m) for j in P.cols[k]]
+        self.a_rows = np.array([k for k, _, _ in entries], dtype=np.intp)
+        self.a_cols = np.array([j for _, j, _ in entries], dtype=np.intp)
+        # The value list holds the nonzeros of Q, A, b, C in this order, so each is one slice of it.
+        self.a_slice = _slice([pos for _, _, pos in entries])
+        self.q_cols = np.array([j for j in range(n) if P.Q[j] is not None], dtype=np.intp)
+        self.q_slice = _slice([P.Q[j] for j in self.q_cols])
+        self.b_rows = np.array([k for k in range(m) if P.b[k] is not None], dtype=np.intp)
+        self.b_slice = _slice([P.b[k] for k in self.b_rows])
+        self.c_cols = np.array([j for j in range(n) if has_nonideal and P.C[j] is not None], dtype=np.intp)
+        self.c_slice = _slice([P.C[j] for j in self.c_cols])
+        # Pairs of nonzeros of A in one column, with their place in the upper band storage of dpbtrf:
+        # G[l, k] (l <= k) sits at ab[u + l - k, k], flattened as (u + l - k) * m + k.
+        by_column: dict = {}
+        for index, (k, j, _) in enumerate(entries):
+            by_column.setdefault(j, []).append((k, index))
+        first, second, slots = [], [], []
+        for column in by_column.values():
+            for k, index_k in column:
+                for l, index_l in column:
+                    if l <= k:
+                        first.append(index_k)
+                        second.append(index_l)
+                        slots.append((u + l - k) * m + k)
+        self.first, self.second = np.array(first, dtype=np.intp), np.array(second, dtype=np.intp)
+        self.slots = np.array(slots, dtype=np.intp)
+        self.band_size = (u + 1) * m
+        self._ones = np.ones(m)
+        self._factors = _Factors(mass, lambda w: (w, w[self.a_cols]))
+
+    def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
+        """The motion from the compiled value list, or None when the general route must decide."""
+        factors = self._factors(p)
+        if factors is None:
+            return None
+        w, w_at_entries = factors
+        n, m, u = self.n, self.m, self.width
+        v = np.fromiter(values, float, self.size)
+        Q = np.zeros(n)
+        Q[self.q_cols] = v[self.q_slice]
+        a = Q * w
+        av = v[self.a_slice]
+        W = av * w_at_entries  # the nonzeros of A D^{-1}
+        band = np.bincount(self.slots, av[self.first] * W[self.second], self.band_size).reshape(u + 1, m)
+        r = np.bincount(self.a_rows, W * Q[self.a_cols], m)
+        if self.b_rows.size == m:
+            r = v[self.b_slice] - r
+        else:
+            r = -r
+            r[self.b_rows] += v[self.b_slice]
+        if correction is not None:
+            r += correction
+        factor, info = lapack.dpbtrf(band, lower=0)
+        if info != 0:
+            return None
+        # Bound on ||G^{-1}||_1 through the comparison matrix of the factor (module docstring), and
+        # on ||G||_1 by (2u + 1) times the largest diagonal entry (|G_kl| <= sqrt(G_kk G_ll) for an SPD G):
+        # a looser bound only sends more systems to the general route.
+        comparison = -np.abs(factor)
+        comparison[u] = factor[u]
+        bound, _ = lapack.dpbtrs(comparison, self._ones, lower=0)
+        if not bound.max() * ((2 * u + 1) * band[u].max()) < _BOUND:
+            return None
+        if self.c_cols.size:
+            c = np.zeros(n)
+            c[self.c_cols] = v[self.c_slice]
+            rhs = np.empty((m, 2))
+            rhs[:, 0] = r
+            rhs[:, 1] = np.bincount(self.a_rows, W * c[self.a_cols], m)
+            sol, info = lapack.dpbtrs(factor, rhs, lower=0)
+            lam, mu = sol[:, 0], sol[:, 1]
+            nonideal = c - np.bincount(self.a_cols, av * mu[self.a_rows], n)
+        else:
+            lam, info = lapack.dpbtrs(factor, r, lower=0)
+            nonideal = None
+        ideal = np.bincount(self.a_cols, av * lam[self.a_rows], n)
+        if nonideal is None:
+            qdd = a + ideal * w
+            nonideal = np.zeros(n)
+        else:
+            qdd = a + (ideal + nonideal) * w
+        if not math.isfinite(qdd.sum()):
+            return None
+        return Motion(qdd, Q, ideal, nonideal)
+
+
+def _slice(positions):
+    """Consecutive positions as a slice (a view, no copy), others as an index array."""
+    positions = [int(i) for i in positions]
+    start = positions[0] if positions else 0
+    if positions == list(range(start, start + len(positions))):
+        return slice(start, start + len(positions))
+    return np.array(positions, dtype=np.intp)
+
+
+def diagonal_kernel(n: int, m: int, nonzero, mass, has_nonideal: bool):
+    """The fast kernel for a constant diagonal ``M`` with this pattern, or None when none fits.
+
+    Parameters
+    ----------
+    n, m : int
+        Numbers of coordinates and constraint rows.
+    nonzero : sequence of int
+        Positions of the nonzero entries in ``Q (n), A (m x n), b (m), C (n)``.
+    mass : callable
+        ``p -> M``, the constant mass matrix (diagonal).
+    has_nonideal : bool
+        Whether ``C`` is part of the model.
+
+    Returns
+    -------
+    ScalarKernel, BandKernel or None
+        The scalar kernel when its generated code is small; otherwise the
+        band kernel when ``G`` has a half-bandwidth of at most
+        :data:`BAND_MAX_WIDTH`; otherwise None (the general route).
+    """
+    if m == 0:
+        return None
+    pattern = _Pattern(n, m, nonzero)
+    if not all(pattern.cols):  # a row of A that is identically zero: redundant, the general route decides
+        return None
+    # Generating the scalar kernel walks the fill-in of G (up to m^3 steps): only for small m.
+    if m <= SCALAR_MAX_ROWS and sum(map(len, pattern.cols)) <= SCALAR_MAX_TERMS:
+        kernel = ScalarKernel(pattern, mass, has_nonideal)
+        if kernel.products <= SCALAR_MAX_TERMS:
+            return kernel
+    if pattern.bandwidth() <= BAND_MAX_WIDTH:
+        return BandKernel(pattern, mass, has_nonideal)
+    return None
