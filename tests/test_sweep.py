@@ -188,7 +188,6 @@ def test_friction_without_coulomb_solution_fails_that_member_only():
     assert "Coulomb's law admits no motion" in result.message[1]
     stop = incline_friction.stop_time(3.0, **grid[1])
     assert result.stopped_at[1] == pytest.approx(stop, abs=1e-9)
-    states = np.tile(q0, (2, 1)), np.tile(qd0, (2, 1))
     assert_member_equals(result, 0, single_run(INCLINE, span, q0, qd0, "rk4", step, None, grid[0]))
 
 

@@ -45,7 +45,6 @@ per-member report.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from functools import partial
 from itertools import product
@@ -55,7 +54,7 @@ import numpy as np
 
 from ._checks import as_finite_array
 from ._threads import single_blas_thread
-from .compiled import HOLD_RTOL, STICK_SPEED, CompiledModel
+from .compiled import HOLD_RTOL, STICK_SPEED
 from .core import GRAM_RCOND
 from .errors import SimulationError
 from .simulation import (DIVERGENCE_FACTOR, FIXED_STEP_METHODS, _check_initial, _compiled, _runaway,
@@ -620,7 +619,7 @@ class _View:
         response to ``C`` is added (Eq. 11). Sticking contacts add the rows
         ``s' = 0``; their multipliers are the holding forces.
         """
-        n, m = self.cm.n, self.cm.m
+        m = self.cm.m
         Q, A, b = Q[sel], A[sel], b[sel]
         if stuck:
             slope = F[stuck, 4:].transpose(2, 0, 1)[sel]  # (G, s, n)
@@ -977,11 +976,6 @@ def worst_of(values, fired):
     return np.where(fired, values, np.inf).min(axis=1)
 
 
-_CROSSED_RULE = "crossed" in inspect.signature(CompiledModel.release).parameters
-"""Whether ``CompiledModel.release`` takes ``crossed`` (sticking contacts that reached their limit are then
-released past ``1 - HOLD_RTOL``, not ``1 + HOLD_RTOL``); the batch follows whichever rule ``simulate`` uses."""
-
-
 def _release(cm, view, t, y, fired):
     """``CompiledModel.release`` for these members at once, then sticking contacts put at rest.
 
@@ -994,9 +988,7 @@ def _release(cm, view, t, y, fired):
     view.set_modes(modes)
     _, _, ratios = view.evaluate(t, y)
     F = view.friction  # the contacts' data does not depend on the modes
-    limit = 1 + HOLD_RTOL
-    if _CROSSED_RULE:  # release(..., crossed): a crossed contact is released from 1 - HOLD_RTOL on
-        limit = np.where(crossed, 1 - HOLD_RTOL, 1 + HOLD_RTOL)
+    limit = np.where(crossed, 1 - HOLD_RTOL, 1 + HOLD_RTOL)  # as CompiledModel.release(..., crossed)
     released = fired & (np.abs(ratios) > limit)
     failures = {}
     if released.any():
@@ -1009,9 +1001,8 @@ def _release(cm, view, t, y, fired):
         for j in np.flatnonzero((released & (modes * rate < -1e-9 * scale[:, None])).any(axis=1)):
             member = int(view.rows[j])
             try:  # Coulomb's law admits no motion: the single-run code says so
-                extra = {"crossed": np.flatnonzero(crossed[j])} if _CROSSED_RULE else {}
                 cm.release(float(t[j]), y[j, :n], y[j, n:], view.P[j], tuple(int(v) for v in modes[j]),
-                           np.flatnonzero(fired[j]), **extra)
+                           np.flatnonzero(fired[j]), np.flatnonzero(crossed[j]))
                 failures[member] = (float(t[j]), "the batch found no consistent friction mode here")
             except ValueError as exc:
                 failures[member] = (float(t[j]), f"{type(exc).__name__}: {exc}")
