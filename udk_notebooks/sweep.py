@@ -228,7 +228,11 @@ def sweep(
     ``|F^L|``. Adaptive methods, :class:`GainMatrix` stabilization and
     contacts with their own normal rows run member by member through
     ``simulate`` (the same results, at the speed of a loop): each adaptive run
-    chooses its own steps, so they share no grid to batch on.
+    chooses its own steps, so they share no grid to batch on. The batch does
+    not watch for singular configurations (``simulate``'s rank-loss check,
+    :mod:`udk_notebooks.singular`); for a mechanism that can reach one (a
+    four-bar's change point), pass ``on_singular="stop"`` to run the members
+    one by one with the check.
     """
     cm = _compiled(model)
     states = max((np.shape(v)[0] for v in (q0, qd0) if np.ndim(v) == 2), default=1)
@@ -238,7 +242,7 @@ def sweep(
     qd0 = np.broadcast_to(as_finite_array(qd0, "qd0", np.ndim(qd0)), (B, cm.n)).astype(float)
     batched = (
         method in FIXED_STEP_METHODS
-        and set(simulate_options) <= {"constraint_tol", "max_switches"}
+        and set(simulate_options) <= {"constraint_tol", "max_switches"}  # any other option: one by one
         and all(s is None or isinstance(s, Baumgarte) for s in stabs)
         and all(getattr(contact, "normal", None) is None for contact in cm.model.friction)
     )
