@@ -1,0 +1,772 @@
+"""Batched fixed-step integration: one compiled model, many members (parameter sets, gains, states) at once.
+
+The engine behind :func:`udk_notebooks.sweep.sweep`. Every member follows
+``simulate``'s fixed-step Euler or RK4 on ``simulate``'s grid, so it equals its
+single :func:`udk_notebooks.simulate` run to rounding:
+
+* at every stage, :meth:`CompiledModel.terms_batch` evaluates the entries of
+  ``M, Q, A, b, C``, the residuals of the Baumgarte correction and the friction
+  data of every member in one lambdified, CSE'd call, members along the last
+  axis (:class:`Batch`, :class:`_View`);
+* the Udwadia-Kalaba equation (Udwadia & Kalaba 1992, Eq. 7; Udwadia, Kalaba &
+  Fan 2005, Eqs. 10-11 for ``C`` and friction) is solved for all members with
+  stacked linear algebra, and by the single-run solver for a member whose Gram
+  matrix is ill-conditioned;
+* :func:`refusals` decides the gain check (Beshaw 2014, Theorems 1-2) and the
+  start check for every member as ``simulate`` would;
+* Coulomb contacts switch per member: a member whose switching function
+  changes sign waits for up to :data:`PARK_STEPS` steps, then the waiting
+  switches are located together and ``simulate``'s bisection is replayed
+  against the root, so the switching instant is the single run's
+  (:func:`integrate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from .compiled import HOLD_RTOL, STICK_SPEED
+from .core import GRAM_RCOND
+from .simulation import _check_initial, _runaway, _stick_velocity
+from .stabilization import check_gain, stability
+
+__all__ = ["PARK_STEPS", "Batch", "Messages", "initial_modes", "integrate", "refusals"]
+
+
+def refusals(cm, t0, q0, qd0, P, stabs, method, step, tol) -> dict:
+    """The members a single run would refuse, with its message: an inconsistent start or an unstable gain.
+
+    The tests are those of ``simulate``, decided for the whole batch at once
+    where the answer is clear and by the single-run checks themselves within
+    a margin of their boundaries (so the decision and the message are the
+    same). A refused gain's message is written when it is read (:class:`Messages`).
+    """
+    refused = {}
+    B = len(P)
+    phi, vel = cm.residuals_batch(t0, q0, qd0, P)
+    pos = np.abs(phi).max(axis=1, initial=0.0) / (tol * np.maximum(1.0, np.abs(q0).max(axis=1)))
+    speed = np.abs(vel).max(axis=1, initial=0.0) / (tol * np.maximum(1.0, np.abs(qd0).max(axis=1)))
+    for i in np.flatnonzero(~((pos < 0.5) & (speed < 0.5))):  # near or past the tolerance: the single check
+        try:
+            _check_initial(cm, t0, q0[i], qd0[i], P[i], tol)
+        except ValueError as exc:
+            refused[int(i)] = str(exc)
+    stabilized = [i for i in range(B) if stabs[i] is not None and i not in refused]
+    if stabilized:
+        # check_gain's spectral radius of R(tau E) (Beshaw 2014, Eqs. 22, 27), for every gain at once
+        E = _error_matrices(np.array([[stabs[i].alpha, stabs[i].beta, stabs[i].gamma] for i in stabilized]),
+                            cm.n_holonomic, cm.n_nonholonomic)
+        radius = np.zeros(len(stabilized))
+        if E.shape[1]:
+            z = step * np.linalg.eigvals(E)
+            radius = np.abs(_taylor(method, z)).max(axis=1)
+        for j in np.flatnonzero(~(radius < 1.0 - 1e-9)):
+            i = stabilized[j]
+            E_i = stabs[i].error_matrix(cm.n_holonomic, cm.n_nonholonomic)
+            if radius[j] <= 1.0 + 1e-9 and stability(method, step, E_i).bounded:  # at the edge: check_gain's number
+                continue
+            # refused; check_gain writes the message when it is read
+            refused[i] = partial(_gain_message, stabs[i], method, step, cm.n_holonomic, cm.n_nonholonomic)
+    return refused
+
+
+def _gain_message(stabilization, method, step, n_holonomic, n_nonholonomic) -> str:
+    """The message of the UnstableGainError that ``simulate`` raises for this gain."""
+    try:
+        check_gain(stabilization, method, step, n_holonomic, n_nonholonomic)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError("the gain was refused by the batch check but accepted by check_gain")
+
+
+class Messages(Sequence):
+    """The members' messages, each written when first read.
+
+    The message of a refused gain searches for the largest stable step
+    (:func:`~udk_notebooks.stabilization.check_gain`, milliseconds each): a map
+    whose corner is refused would spend seconds writing messages nobody reads.
+    """
+
+    def __init__(self, size: int):
+        self._items = [""] * size
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        item = self._items[index]
+        if callable(item):
+            item = self._items[index] = item()
+        return item
+
+    def __setitem__(self, index, value):
+        self._items[index] = value
+
+    def __eq__(self, other):
+        return list(self) == list(other) if isinstance(other, (list, tuple, Messages)) else NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def _error_matrices(gains, n_h: int, n_n: int) -> np.ndarray:
+    """:meth:`Baumgarte.error_matrix` for rows of ``(alpha, beta, gamma)``: shape (S, 2 n_h + n_n, 2 n_h + n_n)."""
+    E = np.zeros((gains.shape[0], 2 * n_h + n_n, 2 * n_h + n_n))
+    h, v = np.arange(n_h), np.arange(n_h, 2 * n_h)
+    E[:, h, v] = 1.0
+    E[:, v, h] = -(gains[:, 1:2] ** 2)
+    E[:, v, v] = -2.0 * gains[:, 0:1]
+    w = np.arange(2 * n_h, 2 * n_h + n_n)
+    E[:, w, w] = -gains[:, 2:3]
+    return E
+
+
+def _taylor(method: str, z: np.ndarray) -> np.ndarray:
+    """The amplification factor ``R(z)`` of Euler (``1 + z``) or RK4 (degree-4 Taylor polynomial), elementwise."""
+    coef = (1.0, 1.0) if method == "euler" else (1.0, 1.0, 1 / 2, 1 / 6, 1 / 24)
+    out = np.full_like(z, coef[-1])
+    for c in coef[-2::-1]:
+        out = c + z * out
+    return out
+
+
+class Batch:
+    """The members' data that does not change during a run: parameters, gains and ``M^{-1}``.
+
+    ``view(rows)`` gathers it for a subset of members (the ones still running,
+    or the ones locating a friction switch), with their current modes.
+    """
+
+    def __init__(self, cm, P, gains):
+        self.cm, self.P = cm, P
+        self.limit = np.full(P.shape[0], np.inf)  # simulate's DIVERGENCE_FACTOR bound per member (set by sweep)
+        self.c2a = -2.0 * gains[:, 0]  # Baumgarte.correction: -2 alpha phi' - beta^2 phi, then -gamma psi
+        self.b2 = gains[:, 1] ** 2
+        self.mg = -gains[:, 2]
+        self.stabilized = bool(np.any(gains))
+        self.diagonal = self.inverse = None
+        self.singular = False
+        if cm.constant_mass:  # M(p) once per distinct parameter vector, inverted in one stacked call
+            unique, which = np.unique(P, axis=0, return_inverse=True)
+            masses = np.array([np.asarray(cm.mass(p), dtype=float) for p in unique])
+            eig = np.linalg.eigvalsh(masses)
+            if not np.all(eig[:, 0] > 1e-10 * np.abs(eig).max(axis=1)):  # a singular M: simulate's own solver
+                self.singular = True
+                return
+            inverse = np.linalg.inv(masses)
+            off = ~np.eye(cm.n, dtype=bool)
+            if not np.any(inverse[:, off]):  # diagonal (Cartesian coordinates): a product per entry
+                self.diagonal = np.diagonal(inverse, axis1=1, axis2=2)[which.ravel()]
+            else:
+                self.inverse = inverse[which.ravel()]
+
+    def view(self, rows, modes) -> "_View":
+        return _View(self, np.asarray(rows), modes)
+
+
+class _View:
+    """Batched right-hand side ``(q', q'')`` and friction switching functions for some members.
+
+    With the state ``y`` of shape (L, 2n), :meth:`evaluate` returns the
+    derivative, the switching values ``g`` (as ``simulate``'s: ``mode * s`` for
+    a sliding contact, ``1 + HOLD_RTOL - |ratio|`` for a sticking one; a sign
+    change from positive is a switch) and the holding ratios. Members whose
+    Gram matrix is ill-conditioned go through the single-run solver; one that
+    fails there gets NaN and its error in ``failures`` (by member number).
+    """
+
+    def __init__(self, batch: Batch, rows, modes):
+        self.batch, self.cm, self.rows = batch, batch.cm, rows
+        self.P = batch.P[rows]
+        self.p_rows = list(np.ascontiguousarray(self.P.T))
+        self.prepared = batch.cm.prepare_terms(self.p_rows)  # the parameter-only subexpressions, once
+        self.c2a, self.b2, self.mg = batch.c2a[rows], batch.b2[rows], batch.mg[rows]
+        self.lowest_limit = batch.limit[rows].min(initial=np.inf)  # below it, no member has run away
+        self.diagonal = None if batch.diagonal is None else batch.diagonal[rows]
+        self.diagonal_rows = None if self.diagonal is None else np.ascontiguousarray(self.diagonal.T)
+        self.inverse = None if batch.inverse is None else batch.inverse[rows]
+        self.failures = {}
+        self.set_modes(np.array(modes, dtype=np.int64).reshape(len(rows), self.cm.n_friction))
+        cm = self.cm
+        self.k = 0 if cm.constant_mass else cm.n * cm.n
+        self.size = self.k + cm.n + cm.m * cm.n + cm.m + cm.n
+        self.buffer = np.zeros((self.size, len(rows)))  # structural zeros stay zero; the rest is overwritten
+
+    def subset(self, rows) -> "_View":
+        """The view of some of these members (positions in this view), with their modes."""
+        return _View(self.batch, self.rows[rows], self.modes[rows])
+
+    def set_modes(self, modes):
+        """New modes (L, k): members are grouped by their set of sticking contacts (one stacked solve per group)."""
+        self.modes = modes
+        if not modes.shape[1]:
+            self.groups = [(slice(None), [])]
+            return
+        stuck = modes == 0
+        self.codes = codes = stuck @ (1 << np.arange(modes.shape[1]))
+        present = np.unique(codes)
+        contacts = [list(np.flatnonzero((c >> np.arange(modes.shape[1])) & 1)) for c in present]
+        if present.size == 1:
+            self.groups = [(slice(None), contacts[0])]
+        elif np.all(codes[:-1] <= codes[1:]):  # members sorted by group (_advance_members): slices
+            edges = np.searchsorted(codes, present, side="left").tolist() + [codes.size]
+            self.groups = [(slice(lo, hi), c) for lo, hi, c in zip(edges[:-1], edges[1:], contacts)]
+        else:
+            self.groups = [(np.flatnonzero(codes == c), stuck_set) for c, stuck_set in zip(present, contacts)]
+
+    def sorted_order(self):
+        """The permutation that puts the members in group order, or None when they are in order."""
+        if not self.modes.shape[1] or np.all(self.codes[:-1] <= self.codes[1:]):
+            return None
+        return np.argsort(self.codes, kind="stable")
+
+    def _mass_solve(self, sel, X, M):
+        """``M^{-1} X`` for X of shape (G, n, k); NaN for a member whose ``M`` is singular there."""
+        if self.diagonal is not None:
+            return self.diagonal[sel][:, :, None] * X
+        if self.inverse is not None:
+            return self.inverse[sel] @ X
+        M = M[sel]
+        try:
+            return np.linalg.solve(M, X)
+        except np.linalg.LinAlgError:  # some member's M is singular: those members take the single-run solver
+            out = np.full(X.shape, np.nan)
+            for i in range(M.shape[0]):
+                try:
+                    out[i] = np.linalg.solve(M[i], X[i])
+                except np.linalg.LinAlgError:
+                    pass
+            return out
+
+    def evaluate(self, t, y):
+        cm, n, m, nh = self.cm, self.cm.n, self.cm.m, self.cm.n_holonomic
+        L = y.shape[0]
+        yt = y.T
+        q_rows, qd_rows = list(yt[:n]), list(yt[n:])
+        terms = cm.terms_batch(t, q_rows, qd_rows, self.p_rows, self.prepared)
+        E, buf, k = len(cm.nonzero), self.buffer, self.k
+        for row, value in zip(cm.nonzero, terms[:E]):
+            buf[row] = value
+        Q = buf[k : k + n]  # (n, L): the members along the last axis, as the lambdified rows come
+        A = buf[k + n : k + n + m * n].reshape(m, n, L)
+        b = buf[k + n + m * n : k + n + m * n + m]
+        C = buf[k + n + m * n + m :] if cm.has_nonideal else None
+        M = None if cm.constant_mass else buf[:k].reshape(n, n, L).transpose(2, 0, 1)
+        correction = None
+        if self.batch.stabilized:  # Baumgarte.correction, row by row: -2 alpha phi' - beta^2 phi, then -gamma psi
+            phi, vel = terms[E : E + nh], terms[E + nh : E + nh + m]
+            correction = np.empty((m, L))
+            for i in range(m):
+                correction[i] = self.c2a * vel[i] - self.b2 * phi[i] if i < nh else self.mg * vel[i]
+            b = b + correction
+        contacts = self.modes.shape[1]
+        F = None
+        if contacts:  # per contact: s, drift, mu, mu_s, slope (n)
+            F = np.empty((contacts, 4 + n, L))
+            for j, value in enumerate(terms[E + nh + m :]):
+                F[j // (4 + n), j % (4 + n)] = value
+        self.friction = F
+        out = np.empty((L, 2 * n))
+        out[:, :n] = y[:, n:]
+        g = ratios = np.empty((L, 0))
+        if contacts:
+            ratios = np.full((L, contacts), np.nan)
+        for sel, stuck in self.groups:
+            if 0 < m + len(stuck) <= 2 and self.diagonal is not None:
+                qdd, ok, ratio = self._solve_small(sel, Q, A, b, C, F, stuck)
+                out[sel, n:] = qdd.T
+            else:
+                qdd, ok, ratio = self._solve(sel, Q.T, A.transpose(2, 0, 1), b.T, None if C is None else C.T,
+                                             M, F, stuck)
+                out[sel, n:] = qdd
+            if stuck:
+                ratios[np.ix_(np.arange(L)[sel], stuck)] = ratio
+            if not ok.all():  # ill-conditioned Gram matrix: the single-run solver decides
+                members = np.arange(L)[sel][~ok]
+                for i in members:
+                    out[i, n:], ratios[i] = self._single(t, y[i], i, correction)
+        if contacts:
+            s = F[:, 0].T
+            g = np.where(self.modes != 0, self.modes * s, 1.0 + HOLD_RTOL - np.abs(ratios))
+        return out, g, ratios
+
+    def _single(self, t, y, i, correction):
+        """One member through :meth:`CompiledModel.solve_modes` (the single-run solver)."""
+        n = self.cm.n
+        tt = float(t if np.ndim(t) == 0 else t[i])
+        try:
+            motion, ratios = self.cm.solve_modes(tt, y[:n], y[n:], self.P[i], tuple(self.modes[i]),
+                                                 None if correction is None else correction[:, i])
+            return motion.qdd, ratios
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            self.failures.setdefault(int(self.rows[i]), (tt, f"{type(exc).__name__}: {exc}"))
+            return np.full(n, np.nan), np.full(self.modes.shape[1], np.nan)
+
+    def _solve_small(self, sel, Q, A, b, C, F, stuck):
+        """:meth:`_solve` for at most two rows (with the sticking ones) and a diagonal ``M``.
+
+        The members lie along the last axis (``Q, C`` shape (n, L), ``A``
+        (m, n, L), ``b`` (m, L)), so every operation is one numpy call on
+        rows of length L, and the 1 x 1 or 2 x 2 Gram matrix is solved in
+        closed form; ``ok`` is the test of :func:`udk_notebooks.core.solve_batch`
+        (smallest eigenvalue above ``GRAM_RCOND`` times the largest).
+        Returns ``q''`` of shape (n, G), ``ok`` and the holding ratios (G, s).
+        """
+        m = self.cm.m
+        d = self.diagonal_rows[:, sel]
+        rows = [A[i][:, sel] for i in range(m)] + [F[c, 4:][:, sel] for c in stuck]
+        rhs = [b[i][sel] for i in range(m)] + [-F[c, 1][sel] for c in stuck]
+        a = d * Q[:, sel]  # M^{-1} Q
+        X = [d * row for row in rows]  # M^{-1} A^T, column by column
+        g00 = _dot(rows[0], X[0])
+        if len(rows) == 1:
+            ok = np.isfinite(g00) & (g00 > 0)
+            g00 = np.where(ok, g00, 1.0)
+
+            def gram_solve(r):
+                return [r[0] / g00]
+        else:
+            g01, g11 = _dot(rows[0], X[1]), _dot(rows[1], X[1])
+            half, gap = (g00 + g11) / 2, np.sqrt(((g00 - g11) / 2) ** 2 + g01 * g01)
+            ok = np.isfinite(gap) & (half - gap > GRAM_RCOND * (half + gap))
+            det = np.where(ok, g00 * g11 - g01 * g01, 1.0)
+
+            def gram_solve(r):
+                return [(g11 * r[0] - g01 * r[1]) / det, (g00 * r[1] - g01 * r[0]) / det]
+        lam = gram_solve([r - _dot(row, a) for r, row in zip(rhs, rows)])
+        qdd = a
+        for x, value in zip(X, lam):
+            qdd = qdd + x * value
+        total = None if C is None else C[:, sel]
+        ratio = None
+        if F is not None:
+            normal = 0.0  # F^L without the holding forces: the geometric rows' part
+            for row, value in zip(rows[:m], lam[:m]):
+                normal = normal + row * value
+            size = np.sqrt(_dot(normal, normal)) if m else np.zeros(a.shape[1])
+            modes = self.modes[sel].T
+            for c in range(modes.shape[0]):
+                if c not in stuck:
+                    push = F[c, 2][sel] * size * modes[c] * F[c, 4:][:, sel]
+                    total = -push if total is None else total - push
+            if stuck:
+                ratio = np.array([lam[m + j] * np.sqrt(_dot(rows[m + j], rows[m + j]))
+                                  / np.maximum(F[c, 3][sel] * size, 1e-300) for j, c in enumerate(stuck)]).T
+        if total is not None:
+            aC = d * total
+            for x, value in zip(X, gram_solve([_dot(row, aC) for row in rows])):
+                aC = aC - x * value
+            qdd = qdd + aC
+        return qdd, ok, ratio
+
+    def _solve(self, sel, Q, A, b, C, M, F, stuck):
+        """Eq. (7) of Udwadia & Kalaba (1992) for one group, friction as in ``CompiledModel.solve_modes``.
+
+        The ideal force ``F^L = A^T lam`` does not depend on ``C`` (2005 paper,
+        Eq. 10): it is solved first, its size gives the kinetic friction
+        ``C = -mu |F^L| sgn(s) ds/dq'`` of the sliding contacts, and the
+        response to ``C`` is added (Eq. 11). Sticking contacts add the rows
+        ``s' = 0``; their multipliers are the holding forces.
+        """
+        m = self.cm.m
+        Q, A, b = Q[sel], A[sel], b[sel]
+        if stuck:
+            slope = F[stuck, 4:].transpose(2, 0, 1)[sel]  # (G, s, n)
+            A = np.concatenate([A, slope], axis=1)
+            b = np.concatenate([b, -F[stuck, 1].T[sel]], axis=1)
+        rows = A.shape[1]
+        At = A.transpose(0, 2, 1)
+        X = self._mass_solve(sel, np.concatenate([Q[:, :, None], At], axis=2), M)  # M^{-1} [Q, A^T]
+        solved = np.isfinite(X).all(axis=(1, 2))
+        if not solved.all():
+            X = np.where(solved[:, None, None], X, 0.0)  # those members go to the single-run solver (ok False)
+        a, XA = X[:, :, 0], X[:, :, 1:]
+        if rows == 1:
+            row, x = A[:, 0], XA[:, :, 0]
+            gram = (row * x).sum(axis=1)
+            ok = np.isfinite(gram) & (gram > 0)
+            gram = np.where(ok, gram, 1.0)
+            lam = ((b[:, 0] - (row * a).sum(axis=1)) / gram)[:, None]
+            qdd = a + x * lam
+            solve_gram = lambda r: r / gram[:, None]  # noqa: E731
+        elif rows:
+            gram = A @ XA
+            eig = np.linalg.eigvalsh(gram)
+            ok = np.isfinite(eig).all(axis=1) & (eig[:, 0] > GRAM_RCOND * eig[:, -1])
+            gram = np.where(ok[:, None, None], gram, np.eye(rows))
+            lam = np.linalg.solve(gram, (b - (A @ a[:, :, None])[:, :, 0])[:, :, None])[:, :, 0]
+            qdd = a + (XA @ lam[:, :, None])[:, :, 0]
+            solve_gram = lambda r: np.linalg.solve(gram, r[:, :, None])[:, :, 0]  # noqa: E731
+        else:
+            ok, lam, qdd = np.ones(a.shape[0], dtype=bool), np.zeros((a.shape[0], 0)), a
+            solve_gram = lambda r: r  # noqa: E731
+        ok = ok & solved
+        ratio = None
+        total = None if C is None else C[sel]
+        if F is not None:
+            ideal = (At @ lam[:, :, None])[:, :, 0]
+            normal = ideal - (At[:, :, m:] @ lam[:, m:, None])[:, :, 0] if stuck else ideal
+            size = np.sqrt((normal * normal).sum(axis=1))
+            modes = self.modes[sel]
+            for c in range(modes.shape[1]):  # sliding contacts (a sticking one has mode 0)
+                if np.any(modes[:, c]):
+                    push = (F[c, 2][sel] * size * modes[:, c])[:, None] * F[c, 4:].T[sel]
+                    total = -push if total is None else total - push
+            if stuck:
+                lengths = np.sqrt((F[stuck, 4:] ** 2).sum(axis=1)).T[sel]  # |ds/dq'| per sticking contact
+                ratio = lam[:, m:] * lengths / np.maximum(F[stuck, 3].T[sel] * size[:, None], 1e-300)
+        if total is not None:  # the constrained response to C: M^{-1} (C - A^T G^{-1} A M^{-1} C)
+            aC = self._mass_solve(sel, total[:, :, None], M)[:, :, 0]
+            if rows:
+                muC = solve_gram((A @ aC[:, :, None])[:, :, 0])
+                aC = aC - (XA @ muC[:, :, None])[:, :, 0]
+            qdd = qdd + aC
+        return qdd, ok, ratio
+
+
+def _dot(u, v):
+    """``sum_j u[j] v[j]`` over the first axis, as row operations (a reduction over a short axis costs more)."""
+    if u.shape[0] > 8:
+        return (u * v).sum(axis=0)
+    out = u[0] * v[0]
+    for j in range(1, u.shape[0]):
+        out = out + u[j] * v[j]
+    return out
+
+
+def _advance(view, t, y, h, k1, method):
+    """One Euler or RK4 step from ``(t, y)`` whose first stage ``k1`` is known; ``h`` a float or shape (L,)."""
+    if method == "euler":
+        return y + (h if np.ndim(h) == 0 else h[:, None]) * k1
+    hc = h if np.ndim(h) == 0 else h[:, None]
+    k2 = view.evaluate(t + h / 2, y + hc / 2 * k1)[0]
+    k3 = view.evaluate(t + h / 2, y + hc / 2 * k2)[0]
+    k4 = view.evaluate(t + h, y + hc * k3)[0]
+    return y + hc / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def initial_modes(cm, batch, t0, y, live, failures):
+    """``simulate``'s start with friction: modes from the state, sticking contacts put exactly at rest.
+
+    Members with every contact clearly sliding take ``sign(s)`` at once; the
+    others go through the single-run code (:meth:`CompiledModel.friction_modes`).
+    """
+    n = cm.n
+    view = batch.view(live, np.ones((live.size, cm.n_friction)))
+    view.evaluate(t0, y)
+    s = view.friction[:, 0].T
+    scale = np.maximum(1.0, np.abs(y[:, n:]).max(axis=1))
+    modes = np.sign(s).astype(np.int64)
+    y = y.copy()
+    for j in np.flatnonzero(~(np.abs(s) > 10 * STICK_SPEED * scale[:, None]).all(axis=1)):
+        p = batch.P[live[j]]
+        try:
+            modes[j] = cm.friction_modes(t0, y[j, :n], y[j, n:], p)
+            y[j] = _stick_velocity(cm, t0, y[j], p, tuple(modes[j]))
+        except ValueError as exc:
+            failures[int(live[j])] = (t0, f"{type(exc).__name__}: {exc}")
+            y[j] = np.nan
+    return y, modes
+
+
+@dataclass
+class _Run:
+    """What :func:`integrate` hands to :func:`_result`."""
+
+    states: np.ndarray  # (N, B, 2n), NaN where not reached
+    stops: dict  # member -> (time, reason, status)
+    modes: np.ndarray | None  # (N, B, k) at the grid samples
+    switches: dict  # member -> list of (time, modes) at switching instants
+    replaced: dict  # member -> grid indices k where a switch landed on the grid time and stands for that sample
+
+
+PARK_STEPS = 16
+"""A member whose friction switch fires waits at most this many steps, with the others that fire meanwhile,
+before the switches are located and settled together (then it catches up, a step per step, with the rest)."""
+
+
+def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar) -> _Run:
+    """All live members over the grid, one stacked step at a time (``simulate``'s ``_integrate_fixed``).
+
+    Each member has its own grid index. A member whose friction switch fires
+    in a step is parked with that step's data; every :data:`PARK_STEPS`
+    steps the parked members' switches are settled in one batch
+    (:func:`_switch`), and they rejoin the others a few grid steps behind,
+    stepping along with them until they reach the end. Settling a handful of
+    switches costs about as much as settling many, so this saves most of it.
+    """
+    cm = batch.cm
+    B, N, contacts = y0.shape[0], grid.size, cm.n_friction
+    states = np.full((N, B, 2 * cm.n), np.nan)  # step by step: each step's samples side by side
+    mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
+    run = _Run(states, {}, mode_log, {}, {})
+    counts = np.zeros(B, dtype=np.int64)
+    for i, (t, reason) in failures.items():
+        run.stops[i] = (t, reason, "failed")
+    live = np.array([i for i in live if i not in failures], dtype=np.intp)
+    if not live.size:
+        return run
+    view = batch.view(live, modes0[live])
+    y = y0[live]
+    index = np.zeros(live.size, dtype=np.intp)  # grid index of each live member
+    states[0, live] = y
+    if contacts:
+        mode_log[0, live] = view.modes
+    k1, g, _ = view.evaluate(grid[0], y)
+    parked = []  # (members, modes, index, y, k1, g, y_new, k1_new, g_new) of switches waiting to be settled
+    waiting = 0
+    while live.size or parked:
+        if live.size:
+            t, target = grid[index], grid[index + 1]
+            if index[0] == index[-1] and (index[0] == index).all():  # all on one grid time (the common case)
+                t, target = t[0], target[0]
+            y_new = _advance(view, t, y, target - t, k1, method)
+            k1_new, g_new, _ = view.evaluate(target, y_new)
+            stay = np.ones(live.size, dtype=bool)
+            if contacts:
+                fired = ((g > 0) & (g_new <= 0)).any(axis=1)
+                if fired.any():
+                    stay = ~fired
+                    parked.append((live[fired], view.modes[fired], index[fired], y[fired], k1[fired], g[fired],
+                                   y_new[fired], k1_new[fired], g_new[fired]))
+            index = index + 1
+            live, view, y, k1, g, index = _advance_members(
+                batch, run, view, live, stay, index, y_new, k1_new, g_new, grid, limit, contacts)
+            waiting += 1
+        if parked and (waiting >= PARK_STEPS or not live.size):
+            members, modes, at, *data = (np.concatenate(part) for part in zip(*parked))
+            parked, waiting = [], 0
+            ye, k1e, ge, modes, errors = _switch(batch, members, modes, grid[at], grid[at + 1], *data, method,
+                                                 counts, max_switches, run, at + 1)
+            joined = batch.view(members, modes)
+            joined.failures.update(errors)
+            back = _advance_members(batch, run, joined, members, np.ones(members.size, dtype=bool), at + 1, ye, k1e,
+                                    ge, grid, limit, contacts)
+            if back[0].size:  # rejoin the others
+                live = np.concatenate([live, back[0]])
+                y, k1, g = (np.concatenate([old, new]) for old, new in zip((y, k1, g), back[2:5]))
+                index = np.concatenate([index, back[5]])
+                view = batch.view(live, np.concatenate([view.modes, back[1].modes]))
+                order = view.sorted_order()
+                if order is not None:
+                    live, y, k1, g, index = live[order], y[order], k1[order], g[order], index[order]
+                    view = batch.view(live, view.modes[order])
+        if bar is not None:
+            bar.update(1)
+    return run
+
+
+def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit, contacts):
+    """Store the members' new samples (at ``grid[index]``), stop those that ran away or failed, drop finished ones.
+
+    ``stay`` marks the members that took their step (the others were parked).
+    Returns the live members, their view, states, first stages, switching
+    values and grid indices.
+    """
+    gone = ~stay
+    largest = np.abs(y if stay.all() else y[stay]).max(initial=0.0)  # one reduction; per member only when needed
+    if not largest <= view.lowest_limit:
+        gone |= stay & ~(np.abs(y) <= limit[live, None]).all(axis=1)  # NaN and inf included
+    if view.failures:
+        gone |= stay & np.isin(live, list(view.failures))
+    for j in np.flatnonzero(gone & stay):
+        i = int(live[j])
+        if i in view.failures:
+            run.stops[i] = (*view.failures[i], "failed")
+        else:
+            run.stops[i] = (float(grid[index[j]]), _runaway(y[j], limit[i]), "diverged")
+    keep = ~gone
+    if keep.all():
+        at = index[0] if index[0] == index[-1] and (index == index[0]).all() else index  # one step for all: a row
+        run.states[at, live] = y
+        if contacts:
+            run.modes[at, live] = view.modes
+    else:
+        run.states[index[keep], live[keep]] = y[keep]
+        if contacts:
+            run.modes[index[keep], live[keep]] = view.modes[keep]
+    keep &= index < grid.size - 1  # members at the end are done
+    if keep.all():
+        if contacts and (order := view.sorted_order()) is not None:  # regroup: each group a contiguous block
+            return (live[order], batch.view(live[order], view.modes[order]), y[order], k1[order], g[order],
+                    index[order])
+        return live, view, y, k1, g, index
+    live, modes = live[keep], view.modes[keep]
+    view = batch.view(live, modes)
+    if contacts and (order := view.sorted_order()) is not None:
+        keep = np.flatnonzero(keep)[order]
+        live, view = live[order], batch.view(live[order], modes[order])
+    return live, view, y[keep], k1[keep], g[keep], index[keep]
+
+
+def _switch(batch, members, modes, t, target, y, k1, g, y_new, k1_new, g_new, method, counts, max_switches,
+            run, k):
+    """Members that crossed a friction switch in their step from ``t`` to ``target`` (arrays, one per member).
+
+    As in ``simulate``: the switch is located on the step length to
+    ``1e-13`` (here by the Illinois variant of regula falsi, in a few
+    iterations instead of bisection's forty, for all these members at once),
+    the contacts that fired are released or held (:meth:`CompiledModel.release`),
+    sticking contacts are put at rest, and the rest of the step is taken in the
+    new modes (which may switch again). Returns their states, first stages,
+    switching values and modes at ``target`` (grid index ``k``), and any failures.
+    """
+    cm = batch.cm
+    sub = batch.view(members, modes)
+    R = members.size
+    ts = t.copy()
+    ys, k1s, g0 = y.copy(), k1.copy(), g.copy()
+    ye, k1e, g1 = y_new.copy(), k1_new.copy(), g_new.copy()
+    failures = {}
+    pending = np.ones(R, dtype=bool)
+    for _ in range(4 * cm.n_friction + 4):  # each pass settles one switch per member
+        fired = (g0 > 0) & (g1 <= 0) & pending[:, None]
+        pending &= fired.any(axis=1)
+        if not pending.any():
+            break
+        idx = np.flatnonzero(pending)
+        part = batch.view(sub.rows[idx], sub.modes[idx])
+        hs = target[idx] - ts[idx]
+        hit, y_hit = _locate(part, ts[idx], ys[idx], k1s[idx], hs, g0[idx], g1[idx], ye[idx], fired[idx], method)
+        t_hit = ts[idx] + hit
+        new_modes, y_hit, errors = _release(cm, part, t_hit, y_hit, fired[idx])
+        failures.update(errors)
+        for j, member in enumerate(part.rows):
+            member = int(member)
+            counts[member] += 1
+            if counts[member] > max_switches:
+                failures.setdefault(member, (float(t_hit[j]), f"RuntimeError: more than `max_switches` = "
+                                             f"{max_switches} friction switches; the motion may be Zeno"))
+            run.switches.setdefault(member, []).append((float(t_hit[j]), tuple(new_modes[j])))
+        part.set_modes(new_modes)
+        sub.modes[idx] = new_modes
+        end = target[idx]
+        landed = t_hit >= end - 1e-13 * np.maximum(1.0, np.abs(t_hit))
+        for j in np.flatnonzero(landed):
+            run.replaced.setdefault(int(part.rows[j]), set()).add(int(k[idx[j]]))
+        # the rest of the step in the new modes (from the switch; a switch on the grid time ends the step)
+        k1h, gh, _ = part.evaluate(t_hit, y_hit)
+        rest = np.where(landed, 0.0, end - t_hit)
+        y_end = np.where(landed[:, None], y_hit, _advance(part, t_hit, y_hit, rest, k1h, method))
+        k1_end, g_end, _ = part.evaluate(end, y_end)
+        failures.update(part.failures)
+        ts[idx], ys[idx], k1s[idx], g0[idx] = t_hit, y_hit, k1h, gh
+        ye[idx], k1e[idx], g1[idx] = y_end, k1_end, g_end
+        pending[idx[landed]] = False
+    return ye, k1e, g1, sub.modes, failures
+
+
+def _locate(view, t, y, k1, h, g0, g1, y_end, fired, method):
+    """The step length ``x`` in ``(0, h]`` where a fired contact's switching value reaches zero, per member.
+
+    Bracketed like ``simulate``'s bisection (the value is positive at the
+    left end, at most zero at the right end, and the right end is returned
+    once the bracket is below ``1e-13 max(1, |t|)``), with regula falsi's
+    secant point and Illinois' halving of a stale end so that both ends close
+    in. A secant point is kept at least half the tolerance inside the bracket,
+    so a root found exactly (a switching value linear in the step, as for a
+    block under constant forces) closes the bracket on the next iteration;
+    after eight iterations every other one bisects, which bounds the worst case.
+    The step returned is the one ``simulate``'s bisection ends on (replayed
+    against the root found), with the state there.
+    """
+    def worst(values):
+        return np.where(fired, values, np.inf).min(axis=1)
+
+    lo, hi = np.zeros_like(h), h.copy()
+    f_lo, f_hi = worst(g0), worst(g1)
+    y_hi = y_end.copy()
+    side = np.zeros(h.size, dtype=np.int8)
+    tol = 1e-13 * np.maximum(1.0, np.abs(t))
+    for iteration in range(200):
+        active = hi - lo > tol
+        if not active.any():
+            break
+        x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        bisect = ~np.isfinite(x) | (iteration >= 8 and iteration % 2 == 1)
+        x = np.where(bisect, (lo + hi) / 2, x)
+        # a secant point on top of an end cannot close the bracket: step just inside, by half the tolerance
+        x = np.clip(x, lo + tol / 2, hi - tol / 2)
+        x = np.where(active, x, hi)
+        y_x = _advance(view, t, y, x, k1, method)
+        value = worst(view.evaluate(t + x, y_x)[1])
+        below = active & (value <= 0)
+        above = active & ~(value <= 0)
+        f_lo = np.where(below & (side == -1), f_lo / 2, f_lo)  # Illinois: the same end twice, halve the other
+        f_hi = np.where(above & (side == 1), f_hi / 2, f_hi)
+        hi, f_hi = np.where(below, x, hi), np.where(below, value, f_hi)
+        lo, f_lo = np.where(above, x, lo), np.where(above, value, f_lo)
+        y_hi[below] = y_x[below]
+        side = np.where(below, -1, np.where(above, 1, side)).astype(np.int8)
+    # The bracket holds the root to 1e-13 (as simulate's does), but not the same 1e-13: land where simulate's
+    # bisection lands, which the root decides. Its midpoints are replayed against the root (the secant point
+    # of the last bracket, exact to rounding there); a midpoint within rounding of the root is evaluated.
+    root = np.where(f_hi == f_lo, hi, hi - f_hi * (hi - lo) / (f_hi - f_lo))
+    near = 1e-15 * np.maximum(1.0, np.abs(t))
+    lo, hi = np.zeros_like(h), h.copy()
+    for _ in range(200):
+        active = hi - lo > tol
+        if not active.any():
+            break
+        mid = (lo + hi) / 2
+        below = mid >= root
+        unsure = np.flatnonzero(active & (np.abs(mid - root) <= near))
+        if unsure.size:  # the sign itself, as simulate's bisection tests it
+            part = view.subset(unsure)
+            y_mid = _advance(part, t[unsure], y[unsure], mid[unsure], k1[unsure], method)
+            below[unsure] = worst_of(part.evaluate(t[unsure] + mid[unsure], y_mid)[1], fired[unsure]) <= 0
+        hi, lo = np.where(active & below, mid, hi), np.where(active & ~below, mid, lo)
+    start = (t + hi) - hi  # simulate steps to the switch from here
+    return hi, _advance(view, start, y, hi, k1, method)
+
+
+def worst_of(values, fired):
+    """The smallest switching value among the fired contacts, per member."""
+    return np.where(fired, values, np.inf).min(axis=1)
+
+
+def _release(cm, view, t, y, fired):
+    """``CompiledModel.release`` for these members at once, then sticking contacts put at rest.
+
+    Returns the new modes (L, k), the states and a dict of failures (member: (t, message)).
+    """
+    n = cm.n
+    crossed = fired & (view.modes == 0)  # sticking contacts whose holding force reached the limit
+    modes = view.modes.copy()
+    modes[fired] = 0
+    view.set_modes(modes)
+    _, _, ratios = view.evaluate(t, y)
+    F = view.friction  # the contacts' data does not depend on the modes
+    limit = np.where(crossed, 1 - HOLD_RTOL, 1 + HOLD_RTOL)  # as CompiledModel.release(..., crossed)
+    released = fired & (np.abs(ratios) > limit)
+    failures = {}
+    if released.any():
+        modes[released] = -np.sign(ratios[released]).astype(np.int64)
+        view.set_modes(modes)
+        dy, _, _ = view.evaluate(t, y)
+        qdd = dy[:, n:]
+        rate = np.einsum("cjl,lj->lc", F[:, 4:], qdd) + F[:, 1].T  # s' in the sliding mode
+        scale = np.maximum(1.0, np.abs(qdd).max(axis=1))
+        for j in np.flatnonzero((released & (modes * rate < -1e-9 * scale[:, None])).any(axis=1)):
+            member = int(view.rows[j])
+            try:  # Coulomb's law admits no motion: the single-run code says so
+                cm.release(float(t[j]), y[j, :n], y[j, n:], view.P[j], tuple(int(v) for v in modes[j]),
+                           np.flatnonzero(fired[j]), np.flatnonzero(crossed[j]))
+                failures[member] = (float(t[j]), "the batch found no consistent friction mode here")
+            except ValueError as exc:
+                failures[member] = (float(t[j]), f"{type(exc).__name__}: {exc}")
+    # _stick_velocity: the minimum-norm velocity change that puts every sticking contact at rest
+    y = y.copy()
+    for sel, stuck in view.groups:
+        if stuck:
+            slope = F[stuck, 4:].transpose(2, 0, 1)[sel]  # (G, s, n)
+            s = F[stuck, 0].T[sel]
+            gram = slope @ slope.transpose(0, 2, 1)
+            y[sel, n:] = y[sel, n:] - (slope.transpose(0, 2, 1) @ np.linalg.solve(gram, s[:, :, None]))[:, :, 0]
+    return modes, y, failures
