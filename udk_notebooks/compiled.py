@@ -136,8 +136,8 @@ class CompiledModel:
         phi = num(model.phi)
         velocity = num(model.velocity_constraints)
         friction = None
+        rows = []  # per contact: [s, drift, mu, mu_s, ds/dq'...] (the columns of friction_data)
         if model.friction:
-            rows = []
             for contact in model.friction:
                 s = num(contact.sliding_velocity)
                 slope = [s.diff(v) for v in qd_syms]
@@ -176,7 +176,8 @@ class CompiledModel:
             has_nonideal=has_nonideal,
             kernel=kernel,
             _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
-                       "phi": list(phi), "velocity": list(velocity), "A": A, "n_holonomic": phi.shape[0]},
+                       "phi": list(phi), "velocity": list(velocity), "A": A, "n_holonomic": phi.shape[0],
+                       "friction": [entry for row in rows for entry in row]},
         )
 
     # -- Jacobians of the constraints, built on first use -------------------------
@@ -254,15 +255,8 @@ class CompiledModel:
         cache = self._symbolic
         if "terms" not in cache:
             t_sym, q_syms, qd_syms, p_syms = cache["args"]
-            _, _, _, replace = _numeric_symbols(self.model)
-            friction = []
-            for contact in self.model.friction:  # the rows of friction_data (see from_model)
-                s = sm.sympify(contact.sliding_velocity).xreplace(replace)
-                drift = sum(s.diff(c) * v for c, v in zip(q_syms, qd_syms)) + s.diff(t_sym)
-                mu = sm.sympify(contact.coefficient).xreplace(replace)
-                static = contact.static_coefficient if contact.static_coefficient is not None else contact.coefficient
-                friction += [s, drift, mu, sm.sympify(static).xreplace(replace)] + [s.diff(v) for v in qd_syms]
-            exprs = [sm.sympify(e) for e in cache["entries"] + cache["phi"] + cache["velocity"] + friction]
+            parts = cache["entries"] + cache["phi"] + cache["velocity"] + cache["friction"]
+            exprs = [sm.sympify(e) for e in parts]
             replacements, reduced = sm.cse(exprs)
             params = set(p_syms)
             hoisted, kept = [], []
