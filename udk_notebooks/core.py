@@ -534,17 +534,20 @@ def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit=1.0) -
     return Motion(qdd=motion.qdd, impressed=Q, ideal=motion.ideal, nonideal=motion.nonideal)
 
 
-def _svd(X: np.ndarray, full: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """SVD (thin unless ``full``) through LAPACK's gesdd, without numpy's per-call overhead."""
-    U, s, Vt, info = lapack.dgesdd(X, full_matrices=int(full))
+def _svd(X: np.ndarray, full: bool = False, uv: bool = True):
+    """SVD (thin unless ``full``) through LAPACK's gesdd, without numpy's per-call overhead.
+
+    Returns ``(U, s, Vt)``, or the singular values ``s`` alone when ``uv`` is false.
+    """
+    U, s, Vt, info = lapack.dgesdd(X, compute_uv=int(uv), full_matrices=int(full))
     if info != 0:  # gesdd did not converge; gesvd is slower and more robust
-        U, s, Vt, info = lapack.dgesvd(X, full_matrices=int(full))
+        U, s, Vt, info = lapack.dgesvd(X, compute_uv=int(uv), full_matrices=int(full))
     if info != 0:
         raise ValueError(
             "the singular value decomposition of the constraint matrix did not converge; its entries "
             "span too many orders of magnitude: rescale the units of the coordinates"
         )
-    return U, s, Vt
+    return (U, s, Vt) if uv else s
 
 
 def _norm(x: np.ndarray) -> float:

@@ -782,7 +782,7 @@ def _motion_block(cm, p, times, q, qd, modes_log, correction, out) -> None:
     out["impressed"][:] = Q
     inverse, mass_ok = _mass_inverse(cm, p, values)
     friction = cm.friction_batch(times, q, qd, p) if cm.n_friction else None
-    own_normal = any(getattr(contact, "normal", None) is not None for contact in cm.model.friction)
+    own_normal = any(rows is not None for rows in cm.model.friction_normals)
     index = np.arange(N)
     alone = list(index[~finite])  # samples for the one-by-one route
     for modes, members in _groups(cm, modes_log, finite):

@@ -74,7 +74,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import lapack
 
-from .core import cholesky_or_none
+from .core import _svd, cholesky_or_none
 
 __all__ = ["CROSSING_RTOL", "SINGULAR_ACTIONS", "SINGULAR_DRIFT", "SINGULAR_RTOL", "RankMonitor",
            "SingularConfiguration", "SingularConfigurationWarning"]
@@ -451,13 +451,3 @@ class RankMonitor:
         warnings.warn(found.message.split(". Change")[0].split(". Choose")[0] + "; the run goes on through it",
                       SingularConfigurationWarning, stacklevel=4)
         self.active = False
-
-
-def _svd(X: np.ndarray, full: bool = False, uv: bool = True):
-    """LAPACK's gesdd without numpy's per-call overhead (gesvd when it does not converge)."""
-    U, s, Vt, info = lapack.dgesdd(X, compute_uv=int(uv), full_matrices=int(full))
-    if info != 0:
-        U, s, Vt, info = lapack.dgesvd(X, compute_uv=int(uv), full_matrices=int(full))
-    if info != 0:
-        raise np.linalg.LinAlgError("the SVD of the scaled constraint matrix did not converge")
-    return (U, s, Vt) if uv else s

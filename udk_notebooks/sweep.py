@@ -220,7 +220,7 @@ def sweep(
         method in FIXED_STEP_METHODS
         and set(simulate_options) <= {"constraint_tol", "max_switches"}  # any other option: one by one
         and all(s is None or isinstance(s, Baumgarte) for s in stabs)
-        and all(getattr(contact, "normal", None) is None for contact in cm.model.friction)
+        and all(rows is None for rows in cm.model.friction_normals)
     )
     if not batched:
         return _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, simulate_options)
