@@ -14,6 +14,8 @@ from . import growing_circle
 from . import incline_friction
 from . import inclined_line
 from . import kepler
+from . import ladder
+from . import painleve_rod
 from . import rolling_disk
 from . import singular_mass
 from ._parameters import Parameter
@@ -28,6 +30,8 @@ __all__ = [
     "incline_friction",
     "inclined_line",
     "kepler",
+    "ladder",
+    "painleve_rod",
     "rolling_disk",
     "singular_mass",
 ]
