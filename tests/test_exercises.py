@@ -246,6 +246,13 @@ WRONG = {
                             ((True, "maybe", True), "True or False"), ((1, 0, 1), "True or False")],
     (lesson03, "check_5"): [((_floor_model(mu=0.5),), "sliding forwards"), ((_floor_model(push=0.0),), "sliding forwards"),
                             (("model",), "udk.Model"), ((udk.Model,), "udk.Model")],
+    # Painlevé's rod: the other sliding direction, N from the ideal force alone, N = m g, the global 4/3
+    (lesson03, "check_6"): [((-1.647005, 3.294009, 1.516051), "sliding to the right"),
+                            ((2.300532, 4.601063, 1.516051), "N = |F^L|"), ((2.190194, 4.380388, 1.516051), "lambda_L"),
+                            ((3.519888, 7.039777, 1.516051), "||A^T lambda||"), ((0.0, 9.81, 1.5), "N = m g"),
+                            ((1.0, 6.535983, 1.5), "N is right"), ((3.26799, 6.53598, 4 / 3), "smallest critical mu"),
+                            ((3.267991, 6.535983, 1.2), "set it to zero"), ((3.267991, 6.535983, -1.2), "does exist"),
+                            ((3.267991, -6.535983, 1.5), "only pushes"), (("3.27", 6.5, 1.5), "should be")],
     (lesson04, "check_1"): [(("scleronomic", "rheonomic", "nonholonomic", "nonholonomic"), "(d)"),
                             (("rheonomic", "rheonomic", "nonholonomic", "scleronomic"), "(a)"),
                             (("holonomic", "rheonomic", "nonholonomic", "scleronomic"), "which kind"),

@@ -3,9 +3,11 @@
 Expected answers come from simulations with located stick/slip events
 (``incline_friction``), the piecewise exact motion, the power theorem's work
 bookkeeping, the rank of ``[M; A]`` together with the solver's own verdict,
-and Newton's law along a floor for the student's own model. Sources:
-encyclopedia article "Udwadia-Kalaba equation" (inclined plane with
-friction; singular mass matrices); Udwadia, Kalaba & Fan (2005), Eqs. (10)-(11).
+Newton's law along a floor for the student's own model, and the joint solve of
+normal force and friction for Painlevé's rod (``examples.painleve_rod``).
+Sources: encyclopedia article "Udwadia-Kalaba equation" (inclined plane with
+friction; singular mass matrices); Udwadia, Kalaba & Fan (2005), Eqs. (10)-(11);
+P. Painlevé, "Sur les lois du frottement de glissement" (1895).
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ import numpy as np
 
 from .. import core
 from ..errors import NonUniqueAccelerationError
-from ..examples import incline_friction
+from ..examples import incline_friction, painleve_rod
 from ..model import Model
 from ..simulation import simulate
 from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
+__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5", "check_6"]
 
 GRAVITY = 9.81
 
@@ -218,3 +220,98 @@ def check_5(floor_model) -> Feedback:
                                    "Check the pushing force (forces=[F, 0]) and the friction coefficient.")
     return Feedback(True, "Your model slides forwards and backwards exactly as m x'' = F - mu m g sgn(x') says, "
                           "and its normal force carries the weight m g.")
+
+
+ROD = {"theta_deg": 50.0, "x_rate": -1.0, "mu": 0.5}
+"""Exercise 6: the rod of ``examples.painleve_rod`` (m = 1 kg, L = 1 m) at 50 degrees, its end sliding left at 1 m/s."""
+
+
+def _close(value: float, reference: float, rtol: float) -> bool:
+    return abs(value - reference) <= rtol * max(abs(reference), 1e-12)
+
+
+def _rod_hint(x_accel: float, normal: float) -> str | None:
+    """A hint for a wrong ``(x'', N)`` pair that matches a typical mistake, or None."""
+    angle, mu = np.radians(ROD["theta_deg"]), ROD["mu"]
+    other_way = painleve_rod.joint_solve(angle, -ROD["x_rate"], 0.0, mu=mu)
+    if _close(x_accel, other_way.qdd[0], 1e-3) or _close(normal, other_way.normal, 1e-3):
+        return ("that is the rod sliding to the right. Here the end slides left (s = x' < 0), so friction on it "
+                "points along +x: C = -mu N sgn(s) D^T with sgn(s) = -1.")
+    for kind, mistake in (("norm", "N = |F^L| (the size of the frictionless ideal force, a norm that adds newtons "
+                                   "to newton-metres)"),
+                          ("multiplier", "N = lambda_L, the floor's reaction without friction"),
+                          ("coupled_norm", "N = ||A^T lambda||, the norm of a generalized force")):
+        shortcut = painleve_rod.shortcut_motion(angle, ROD["x_rate"], 0.0, normal=kind, mu=mu)
+        if _close(x_accel, shortcut.qdd[0], 1e-3) or _close(normal, shortcut.normal, 1e-3):
+            return (f"that comes from {mistake}. Friction at the end makes a torque, so A M^-1 C != 0 and the "
+                    "normal force changes with friction: solve M q'' - (A^T - mu sgn(s) D^T) N = Q, A q'' = b "
+                    "for (q'', N) together.")
+    if _close(normal, GRAVITY, 1e-3):
+        return ("N = m g would hold for a rod at rest; here the rod rotates and its centre accelerates "
+                "downwards, so the floor carries less (or, with friction, more) than the weight.")
+    return None
+
+
+@checker("three numbers: x'' in m/s^2, N in N, and the critical mu (dimensionless)")
+def check_6(x_accel, normal_force, mu_critical) -> Feedback:
+    """Exercise 6: Painlevé's rod at 50 degrees with its end sliding left; and where its paradox starts.
+
+    A uniform rod (m = 1 kg, L = 1 m, g = 9.81) has its lower end on the floor
+    at ``theta = 50`` degrees; its centre moves with ``x' = -1`` m/s and
+    ``theta' = 0`` (so the end slides left, ``s = -1`` m/s); ``mu = 0.5``.
+
+    Parameters
+    ----------
+    x_accel : float
+        ``x''`` of the centre, in m/s^2.
+    normal_force : float
+        The floor's normal force on the end, in N.
+    mu_critical : float
+        The friction coefficient above which this sliding rod at 50 degrees has
+        no unique motion (Painlevé's paradox).
+
+    Returns
+    -------
+    Feedback
+        Compared with :func:`udk_notebooks.examples.painleve_rod.joint_solve`
+        and :func:`~udk_notebooks.examples.painleve_rod.critical_mu` (relative
+        tolerance 1e-4); typical mistakes (the wrong sliding direction, ``N``
+        from the ideal force alone, ``N = m g``, the global minimum 4/3) get
+        their own hint.
+    """
+    values = [number(x_accel, name="x_accel", unit="m/s^2"), number(normal_force, name="normal_force", unit="N"),
+              number(mu_critical, name="mu_critical")]
+    accel, normal, critical = values
+    angle, mu = np.radians(ROD["theta_deg"]), ROD["mu"]
+    motion = painleve_rod.joint_solve(angle, ROD["x_rate"], 0.0, mu=mu)
+    expected_critical = painleve_rod.critical_mu(angle, -1)
+    if normal < 0:
+        return Feedback(False, "a floor only pushes: the normal force is positive.")
+    pair_right = _close(accel, motion.qdd[0], 1e-4) and _close(normal, motion.normal, 1e-4)
+    if not pair_right:
+        hint = _rod_hint(accel, normal)
+        if hint is not None:
+            return Feedback(False, hint)
+        if _close(normal, motion.normal, 1e-4):
+            return Feedback(False, "N is right; the centre's x'' then follows from m x'' = friction = -mu N sgn(s).")
+        if _close(accel, motion.qdd[0], 1e-2) and _close(normal, motion.normal, 1e-2):
+            return Feedback(False, "close; give more digits (compute them rather than rounding).")
+        return Feedback(False, "write the rod's 4 x 4 system M q'' - (A^T - mu sgn(s) D^T) N = Q, A q'' = b with "
+                               "A = (0, 1, -(L/2) cos theta), D = (1, 0, (L/2) sin theta), sgn(s) = -1, and solve it "
+                               "with np.linalg.solve.")
+    if critical <= 0 or not np.isfinite(critical):
+        return Feedback(False, "the paradox does exist for this sliding direction: find the mu at which the "
+                               "coefficient of N, 1 + 3 cos^2 theta + 3 mu sgn(s) sin theta cos theta, vanishes.")
+    if _close(critical, painleve_rod.PARADOX_MU_MIN, 1e-3):
+        return Feedback(False, "4/3 is the smallest critical mu over all angles (at tan theta = 2); at 50 degrees "
+                               "the boundary lies higher.")
+    if not _close(critical, expected_critical, 1e-4):
+        if _close(critical, expected_critical, 1e-2):
+            return Feedback(False, "(x'', N) are right; the critical mu is close: give more digits.")
+        return Feedback(False, "(x'', N) are right. For the critical mu, eliminate q'': N multiplies "
+                               "(1/m)(1 + 3 cos^2 theta + 3 mu sgn(s) sin theta cos theta); set it to zero with "
+                               "sgn(s) = -1.")
+    return Feedback(True, f"x'' = {motion.qdd[0]:.4f} m/s^2 and N = {motion.normal:.4f} N: friction pushes the end "
+                          f"towards +x and its torque presses the rod onto the floor, far beyond the frictionless "
+                          f"{painleve_rod.shortcut_motion(angle, ROD['x_rate'], 0.0, normal='multiplier', mu=mu).normal:.4f} N. "
+                          f"Above mu = {expected_critical:.4f} no unique motion exists.")
