@@ -137,8 +137,8 @@ class CompiledModel:
         velocity = num(model.velocity_constraints)
         friction = None
         rows = []  # per contact: [s, drift, mu, mu_s, ds/dq'...] (the columns of friction_data)
-        if model.friction:
-            for contact in model.friction:
+        if model.all_friction:
+            for contact in model.all_friction:
                 s = num(contact.sliding_velocity)
                 slope = [s.diff(v) for v in qd_syms]
                 # d/dt of s along the motion, without the q'' part: -(this) is the stick row's b.
@@ -309,7 +309,12 @@ class CompiledModel:
 
     @property
     def n_friction(self) -> int:
-        return len(self.model.friction)
+        return len(self.model.all_friction)
+
+    @property
+    def n_contacts(self) -> int:
+        """Number of physical contacts (:class:`~udk_notebooks.contacts.Contact`); their entries are the last modes."""
+        return self.model.n_contacts
 
     def parameters(self, params: dict | None = None, **overrides) -> np.ndarray:
         """The parameter vector ``p``: defaults, overridden by name.
@@ -667,7 +672,7 @@ class CompiledModel:
             Accelerations and the impressed, ideal and nonideal forces. Friction
             contacts at rest are held when static friction can hold them.
         """
-        if self.kernel is not None and stabilization is None and not params and not self.model.friction:
+        if self.kernel is not None and stabilization is None and not params and not self.model.all_friction:
             motion = self._kernel_motion(t, q, qd)
             if motion is not None:
                 return motion
