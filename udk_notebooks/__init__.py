@@ -20,10 +20,12 @@ from .errors import (
     ConstraintViolationError,
     InconsistentConstraintsError,
     NonUniqueAccelerationError,
+    PainleveParadoxError,
     SimulationError,
     SingularConfigurationError,
     UnstableGainError,
 )
+from .contacts import Contact, Curve, Plane, Surface
 from .model import CoulombFriction, Model
 from .simulation import Trajectory, project_initial_state, simulate
 from .singular import SINGULAR_RTOL, SingularConfiguration, SingularConfigurationWarning
@@ -50,6 +52,10 @@ __all__ = [
     # symbolic models
     "Model",
     "CoulombFriction",
+    "Contact",
+    "Plane",
+    "Curve",
+    "Surface",
     "CompiledModel",
     # stabilization
     "Baumgarte",
@@ -75,6 +81,7 @@ __all__ = [
     "ConstraintViolationError",
     "InconsistentConstraintsError",
     "NonUniqueAccelerationError",
+    "PainleveParadoxError",
     "SimulationError",
     "SingularConfigurationError",
     "UnstableGainError",

@@ -26,6 +26,7 @@ contacts, and hands back to it whatever it cannot vouch for.
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -35,10 +36,11 @@ import sympy as sm
 
 from ._checks import finite_float, check_vector
 from .core import Motion, cholesky_or_none, solve
+from .errors import PainleveParadoxError
 from .kernels import diagonal_kernel
 from .model import TIME, Model
 
-__all__ = ["CompiledModel"]
+__all__ = ["OPEN", "CompiledModel"]
 
 STICK_SPEED = 1e-10
 """A contact with ``|s|`` below this (times the speed scale) counts as at rest in :meth:`CompiledModel.motion`."""
@@ -51,6 +53,9 @@ switching back and forth (issue 14)."""
 
 
 _NO_RATIOS = np.zeros(0)
+
+OPEN = 2
+"""The mode of a :class:`~udk_notebooks.contacts.Contact` whose point has left its surface (its gap row is dropped)."""
 
 
 def _scalar_function(args, entries) -> Callable:
@@ -137,8 +142,8 @@ class CompiledModel:
         velocity = num(model.velocity_constraints)
         friction = None
         rows = []  # per contact: [s, drift, mu, mu_s, ds/dq'...] (the columns of friction_data)
-        if model.friction:
-            for contact in model.friction:
+        if model.all_friction:
+            for contact in model.all_friction:
                 s = num(contact.sliding_velocity)
                 slope = [s.diff(v) for v in qd_syms]
                 # d/dt of s along the motion, without the q'' part: -(this) is the stick row's b.
@@ -309,7 +314,12 @@ class CompiledModel:
 
     @property
     def n_friction(self) -> int:
-        return len(self.model.friction)
+        return len(self.model.all_friction)
+
+    @property
+    def n_contacts(self) -> int:
+        """Number of physical contacts (:class:`~udk_notebooks.contacts.Contact`); their entries are the last modes."""
+        return self.model.n_contacts
 
     def parameters(self, params: dict | None = None, **overrides) -> np.ndarray:
         """The parameter vector ``p``: defaults, overridden by name.
@@ -396,63 +406,266 @@ class CompiledModel:
         return entry
 
     def solve_modes(self, t, q, qd, p, modes=(), correction=None) -> tuple[Motion, np.ndarray]:
-        """The motion with friction contacts in the given modes (+1/-1 sliding, 0 sticking).
+        """The motion with friction contacts in the given modes (+1/-1 sliding, 0 sticking, 2 open).
 
         Returns the motion and, per contact, the signed holding-force ratio
         ``lambda_s / (mu_s N)`` for sticking contacts (``nan`` for sliding ones):
         static friction holds while its size is at most one, and a released
-        contact slides in the direction ``-sign(ratio)``.
+        contact slides in the direction ``-sign(ratio)``. See
+        :meth:`solve_contacts`, which also returns the normal forces.
         """
+        motion, ratios, _ = self.solve_contacts(t, q, qd, p, modes, correction)
+        return motion, ratios
+
+    def solve_contacts(self, t, q, qd, p, modes=(), correction=None) -> tuple[Motion, np.ndarray, np.ndarray]:
+        """The motion, the stick ratios and the normal forces of the contacts in the given modes.
+
+        Parameters
+        ----------
+        t : float
+        q, qd : ndarray, shape (n,)
+        p : ndarray, shape (k,)
+            Parameter vector (:meth:`parameters`).
+        modes : tuple of int, one per entry of ``model.all_friction``
+            +1/-1 sliding (the sign of the slip), 0 sticking, :data:`OPEN` (a
+            :class:`~udk_notebooks.contacts.Contact` whose point has left its surface).
+        correction : ndarray, shape (m,), optional
+            Added to ``b`` (stabilization).
+
+        Returns
+        -------
+        motion : Motion
+        ratios : ndarray, shape (len(modes),)
+            Holding force over its static limit for sticking entries, NaN otherwise.
+        normals : ndarray, shape (n_contacts,)
+            The normal force of each :class:`~udk_notebooks.contacts.Contact` in
+            newtons (the multiplier of its gap row, found together with the
+            friction forces), NaN where the contact is open.
+
+        Raises
+        ------
+        PainleveParadoxError
+            When the normal forces of sliding contacts have no consistent value or several.
+        ValueError
+            ``CoulombFriction(normal=None)`` where friction changes the constraint
+            reaction (``A M^-1 C != 0``), so that ``|F^L|`` is not the normal force.
+        """
+        normals = np.full(self.n_contacts, np.nan)
         if not modes and self.kernel is not None:
             motion = self.kernel(self.matrices(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
             if motion is not None:
-                return motion, _NO_RATIOS
+                return motion, _NO_RATIOS, normals
         M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
         if correction is not None:
             b = b + correction
         symbolic_C = C if self.has_nonideal else None
         if not modes:
-            return solve(M, Q, A, b, symbolic_C, factor=factor), _NO_RATIOS
+            return solve(M, Q, A, b, symbolic_C, factor=factor), _NO_RATIOS, normals
         ratios = np.full(len(modes), np.nan)
         data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1)
+        model = self.model
+        normal_rows = list(model.friction_normals)
+        if self.n_contacts:  # open contacts leave A; the rows of the others move up
+            first = len(modes) - self.n_contacts
+            gone = sorted(model.contact_rows[i - first] for i in range(first, len(modes)) if modes[i] == OPEN)
+            if gone:
+                A, b = np.delete(A, gone, axis=0), np.delete(b, gone)
+                normal_rows = [None if rows is None or rows[0] in gone else
+                               tuple(r - sum(g < r for g in gone) for r in rows) for rows in normal_rows]
+        m_now = A.shape[0]
         stuck = [i for i, mode in enumerate(modes) if mode == 0]
-        sliding = [i for i, mode in enumerate(modes) if mode != 0]
+        sliding = [i for i, mode in enumerate(modes) if mode in (1, -1)]
         if stuck:
             A = np.vstack([A, data[stuck, 4:]])
             b = np.concatenate([b, -data[stuck, 1]])
 
+        if self.n_contacts:
+            def nonideal(ideal):
+                return self._contact_friction(M, Q, A, b, factor, ideal, symbolic_C, data, modes, normal_rows,
+                                              m_now, ratios, normals, (t, q, qd))
+
+            return solve(M, Q, A, b, nonideal, factor=factor), ratios, normals
+
         holding = []
-        normals = self.model.friction_normals
-        pressed = any(rows is not None for rows in normals)  # some contact names its normal rows
+        pressed = any(rows is not None for rows in normal_rows)  # some contact names its normal rows
+
+        def reaction(force):  # r(e) = F^C(e) - e for the constraints in force now (stick rows included)
+            return solve(M, Q, A, b, force, factor=factor).nonideal - force
 
         def nonideal(ideal):
             if stuck:  # the ideal force splits into the geometric part and the holding forces
-                rows = A[self.m :]
+                rows = A[m_now:]
                 lam, _, rank, _ = np.linalg.lstsq(A.T, ideal, rcond=None)
-                holding.append(rows.T @ lam[self.m :])
+                holding.append(rows.T @ lam[m_now:])
                 normal = ideal - holding[0]
             else:
                 normal = ideal
             size = math.sqrt(normal @ normal)
             total = np.zeros(self.n) if symbolic_C is None else symbolic_C.copy()
             for i in sliding:
-                if normals[i] is None:
-                    total -= data[i, 2] * size * modes[i] * data[i, 4:]
+                if normal_rows[i] is None:
+                    unit = -data[i, 2] * modes[i] * data[i, 4:]
+                    self._check_reaction_free(i, unit, reaction, t)
+                    total += size * unit
             if pressed:
                 known = (lam, rank) if stuck else None
-                return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normals, size, ratios,
-                                              known)
+                return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normal_rows, size,
+                                              ratios, known)
             if stuck:
                 for j, i in enumerate(stuck):
                     slope = data[i, 4:]
-                    hold = lam[self.m + j] * math.sqrt(slope @ slope)
+                    hold = lam[m_now + j] * math.sqrt(slope @ slope)
                     ratios[i] = hold / max(data[i, 3] * size, 1e-300)
             return total
 
         motion = solve(M, Q, A, b, nonideal, factor=factor)
         if holding:  # static friction is a constraint force that friction, not geometry, supplies
             motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
-        return motion, ratios
+        return motion, ratios, normals
+
+    def _check_reaction_free(self, i, unit, reaction, t) -> None:
+        """Refuse ``N = |F^L|`` for friction entry ``i`` where its force changes the constraint reaction.
+
+        ``|F^L|`` is the normal force only when the multipliers do not depend on
+        the friction force, ``A M^-1 C = 0`` (a particle pressed on one
+        surface); then the reaction to ``C`` is nil. Proven once
+        symbolically where sympy can (:attr:`reaction_free`), else checked here.
+        """
+        if self.reaction_free[i]:
+            return
+        size = math.sqrt(unit @ unit)
+        if size == 0.0:
+            return
+        response = reaction(unit)
+        if math.sqrt(response @ response) > 1e-9 * size:
+            raise ValueError(
+                f"friction contact {i} at t = {t:g}: CoulombFriction(normal=None) takes N = |F^L|, but here its "
+                "friction force changes the constraint reaction (A M^-1 C != 0: a rotating body, or a body "
+                "held by joints), so |F^L| is not the normal force. Declare the contact with "
+                "udk_notebooks.Contact(point, surface, mu) (its N is the gap row's multiplier, in newtons)")
+
+    @property
+    def reaction_free(self) -> tuple[bool, ...]:
+        """Per friction entry: True where ``A M^-1 ds/dq' = 0`` holds identically (sympy proves it).
+
+        There ``CoulombFriction(normal=None)``'s ``N = |F^L|`` is the normal
+        force at every state; elsewhere it is checked state by state.
+        """
+        cache = self._symbolic
+        if "reaction_free" not in cache:
+            model = self.model
+            found = []
+            for contact, rows in zip(model.all_friction, model.friction_normals):
+                if rows is not None:
+                    found.append(False)
+                    continue
+                slope = sm.Matrix([sm.sympify(contact.sliding_velocity)]).jacobian(model.qd).T
+                try:
+                    gain = model.A * model.M.LUsolve(slope)
+                    found.append(all(sm.simplify(e) == 0 for e in gain))
+                except (ValueError, ZeroDivisionError, NotImplementedError):
+                    found.append(False)
+            cache["reaction_free"] = tuple(found)
+        return cache["reaction_free"]
+
+    def _contact_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normal_rows, m_now, ratios, normals,
+                          where) -> np.ndarray:
+        """The nonideal vector ``C`` of :class:`~udk_notebooks.contacts.Contact` entries; fills ratios and normals.
+
+        The reaction of the constraints is ``A^T lambda = F^L + F^C - C``
+        (``M q'' = Q + A^T lambda + C``, Udwadia, Kalaba & Fan 2005, Eqs. 7-11),
+        and ``F^C`` is linear in ``C``: so ``lambda = lambda_0 + Lambda C``
+        (one solve per sliding contact, minimum-norm by least squares). A
+        contact's gap row has unit normal, so its multiplier IS its normal
+        force; a sliding contact adds ``N_j e_j`` to ``C`` with
+        ``e_j = -mu_j sgn(s_j) ds_j/dq'`` (``|N_j| e_j`` when bilateral). With
+        ``a`` and ``B`` the rows of ``lambda_0`` and ``Lambda`` at the sliding
+        contacts' gap rows, their normal forces solve ``(I - B) N = a``
+        (:meth:`_sliding_normals`).
+        """
+        base = np.zeros(self.n) if fixed is None else fixed.copy()
+
+        def reaction(force):
+            return solve(M, Q, A, b, force, factor=factor).nonideal - force
+
+        first = len(modes) - self.n_contacts
+        rough = [i for i, mode in enumerate(modes) if mode in (1, -1) and data[i, 2] != 0.0]
+        units = [-data[i, 2] * modes[i] * data[i, 4:] for i in rough]
+        columns = np.column_stack([ideal + (reaction(base) if np.any(base) else 0.0)] + [reaction(e) for e in units])
+        lam, _, rank, _ = np.linalg.lstsq(A.T, columns, rcond=None)
+        if rank < A.shape[0]:
+            self._check_normals_determined(A, normal_rows, rank)
+        rows = [normal_rows[i][0] for i in rough]
+        bilateral = [not self.model.contacts[i - first].unilateral for i in rough]
+        N = self._sliding_normals(lam[rows, 0], lam[rows, 1:], bilateral, [i - first for i in rough], where)
+        weights = np.where(bilateral, np.abs(N), N) if rough else np.zeros(0)
+        total = base
+        for w, e in zip(weights, units):
+            total = total + w * e
+        multipliers = lam[:, 0] + lam[:, 1:] @ weights
+        for i in range(first, len(modes)):
+            if modes[i] != OPEN:
+                normals[i - first] = multipliers[normal_rows[i][0]]
+        stuck = [i for i, mode in enumerate(modes) if mode == 0]
+        for j, i in enumerate(stuck):  # the stick row t^T J_c has a unit tangent: its multiplier is the force
+            limit = data[i, 3] * abs(normals[i - first])
+            ratios[i] = multipliers[m_now + j] / max(limit, 1e-300)
+        return total
+
+    def _sliding_normals(self, a, B, bilateral, contacts, where) -> np.ndarray:
+        """The normal forces of sliding contacts from ``N = a + B diag(sigma) N`` (``sigma = sgn N`` if bilateral).
+
+        A unilateral contact presses, ``sigma = 1``; one of them alone has one
+        consistent state (sliding with ``N >= 0``, or leaving the surface) for
+        every ``a`` only when ``1 - B > 0``, and several of them when every
+        principal minor of ``I - B`` is positive (a P-matrix). A bilateral
+        contact's friction is ``mu |N|``: every sign pattern is tried and
+        exactly one must be consistent. Anything else is Painleve's paradox.
+        """
+        k = len(a)
+        if k == 0:
+            return np.zeros(0)
+        names = [self.model.contact_names[c] for c in contacts]
+        bil = [j for j in range(k) if bilateral[j]]
+        uni = [j for j in range(k) if not bilateral[j]]
+        scale = max(1.0, float(np.abs(a).max()))
+        found = []
+        for signs in itertools.product((1.0, -1.0), repeat=len(bil)):
+            sigma = np.ones(k)
+            sigma[bil] = signs
+            G = np.eye(k) - B * sigma[None, :]
+            if uni:
+                minors = [np.linalg.det(G[np.ix_(sub, sub)]) for r in range(1, len(uni) + 1)
+                          for sub in itertools.combinations(uni, r)]
+                if min(minors) <= 1e-12:
+                    self._paradox(names, where, float(np.linalg.det(G)), B, a,
+                                  "its friction raises its own normal force with a gain of one or more, so "
+                                  "sliding admits no normal force N >= 0 or a second motion besides it")
+            try:
+                N = np.linalg.solve(G, a)
+            except np.linalg.LinAlgError:
+                continue
+            if all(sigma[j] * N[j] >= -1e-12 * scale for j in bil):
+                if not any(np.allclose(N, other, rtol=1e-9, atol=1e-12 * scale) for other in found):
+                    found.append(N)
+        if len(found) != 1:
+            G = np.eye(k) - B
+            self._paradox(names, where, float(np.linalg.det(G)), B, a,
+                          f"the bilateral contact admits {'no' if not found else len(found)} consistent normal "
+                          "force(s) with friction mu |N|")
+        return found[0]
+
+    def _paradox(self, names, where, determinant, B, a, why) -> None:
+        t, q, qd = where
+        hint = ""
+        if len(names) == 1 and B[0, 0] > 0:  # B is proportional to mu: 1 - B = 0 at mu / B
+            hint = f" Sliding is consistent only for mu below {1.0 / B[0, 0]:.4g} times the present mu."
+        raise PainleveParadoxError(
+            f"Painleve's paradox at contact(s) {', '.join(map(repr, names))}, t = {t:g}, "
+            f"q = {np.array2string(np.asarray(q), precision=4)}, q' = {np.array2string(np.asarray(qd), precision=4)}: "
+            f"{why} (det(I - B) = {determinant:.4g}). Coulomb friction on rigid bodies has no unique motion "
+            f"here; the package does not pick one.{hint} Lower mu or change the state",
+            contacts=names, time=float(t), state=np.concatenate([q, qd]), determinant=determinant)
 
     def _pressed_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normals, size, ratios,
                           known=None) -> np.ndarray:
@@ -578,7 +791,33 @@ class CompiledModel:
         data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(self.n_friction, -1)
         speed_scale = max(1.0, float(np.abs(qd).max()))
         modes = tuple(int(np.sign(s)) if abs(s) > STICK_SPEED * speed_scale else 0 for s in data[:, 0])
-        return self.release(t, q, qd, p, modes, [i for i, mode in enumerate(modes) if mode == 0])
+        modes = tuple(1 if self.frictionless(i, data) else mode for i, mode in enumerate(modes))
+        modes = self.release(t, q, qd, p, modes, [i for i, mode in enumerate(modes) if mode == 0])
+        return self.open_pulling(t, q, qd, p, modes)
+
+    def frictionless(self, i: int, data) -> bool:
+        """True for a Contact entry with ``mu = mu_s = 0`` (in ``data``, rows of :attr:`friction_data`): it never sticks."""
+        return i >= self.n_friction - self.n_contacts and data[i, 2] == 0.0 and data[i, 3] == 0.0
+
+    def open_pulling(self, t, q, qd, p, modes) -> tuple[int, ...]:
+        """Modes with every closed unilateral contact whose normal force would pull (``N < 0``) opened.
+
+        Used at the start of a run: a contact at rest on its surface with a
+        negative normal force leaves it at once (the states it may then take
+        are re-tested, one contact at a time, the most negative first).
+        """
+        first = self.n_friction - self.n_contacts
+        for _ in range(self.n_contacts):
+            _, _, normals = self.solve_contacts(t, q, qd, p, modes)
+            pulling = [(N, j) for j, N in enumerate(normals)
+                       if self.model.contacts[j].unilateral and modes[first + j] != OPEN and N < 0]
+            if not pulling:
+                break
+            new = list(modes)
+            new[first + min(pulling)[1]] = OPEN
+            stuck = [i for i, mode in enumerate(new) if mode == 0]
+            modes = self.release(t, q, qd, p, tuple(new), stuck)
+        return tuple(modes)
 
     def release(self, t, q, qd, p, modes, contacts, crossed=()) -> tuple[int, ...]:
         """Modes once the given contacts are at rest: each sticks if static friction can hold it, else slides.
@@ -667,7 +906,7 @@ class CompiledModel:
             Accelerations and the impressed, ideal and nonideal forces. Friction
             contacts at rest are held when static friction can hold them.
         """
-        if self.kernel is not None and stabilization is None and not params and not self.model.friction:
+        if self.kernel is not None and stabilization is None and not params and not self.model.all_friction:
             motion = self._kernel_motion(t, q, qd)
             if motion is not None:
                 return motion

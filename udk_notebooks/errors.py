@@ -9,6 +9,7 @@ __all__ = [
     "ConstraintViolationError",
     "InconsistentConstraintsError",
     "NonUniqueAccelerationError",
+    "PainleveParadoxError",
     "SimulationError",
     "SingularConfigurationError",
     "StiffnessWarning",
@@ -26,6 +27,35 @@ class InconsistentConstraintsError(ValueError):
 
 class NonUniqueAccelerationError(ValueError):
     """``[M; A]`` lacks full column rank, so ``q''`` is not determined."""
+
+
+class PainleveParadoxError(ValueError):
+    """Sliding contacts whose normal forces and friction admit no consistent motion, or several.
+
+    With the slip directions given, the normal forces ``N`` of sliding
+    contacts solve ``(I - B) N = a`` (:mod:`udk_notebooks.contacts`); for one
+    unilateral contact it has exactly one solution with ``N >= 0`` only when
+    ``1 - B > 0``. Otherwise (Painleve's paradox) Coulomb's law with rigid
+    bodies gives no motion or several, and the package refuses.
+
+    Attributes
+    ----------
+    contacts : tuple of str
+        The names of the contacts involved.
+    time : float
+    state : ndarray, shape (2 n,)
+        ``(q, q')`` where it happened.
+    determinant : float
+        ``det(I - B)`` of the sliding contacts (``1 - B`` for one).
+    """
+
+    def __init__(self, message: str, contacts=(), time: float = float("nan"), state=None,
+                 determinant: float = float("nan")):
+        super().__init__(message)
+        self.contacts = tuple(contacts)
+        self.time = time
+        self.state = state
+        self.determinant = determinant
 
 
 class ConstraintViolationError(ValueError):

@@ -30,6 +30,7 @@ from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols, vlatex
 
 from ._checks import finite_float
+from .contacts import Contact, contact_terms
 
 __all__ = ["CoulombFriction", "Model"]
 
@@ -184,7 +185,8 @@ class Model:
     nonideal : sequence of sympy expressions, length n, optional
         The vector ``C(q, q', t)`` of the 2005 paper (Eqs. 4-8, 19).
     friction : sequence of CoulombFriction, optional
-        Sliding contacts whose friction depends on the normal force.
+        Sliding contacts whose friction depends on the normal force (the
+        lower-level form; prefer ``contacts``).
     parameters : mapping of sympy Symbol to float
         Every symbol other than the coordinates and time, with its default.
     inputs : mapping of function of time to sympy expression, optional
@@ -197,6 +199,11 @@ class Model:
         A title for displays.
     simplify : bool, optional
         Run ``sympy.simplify`` on each derived entry (nicer LaTeX, slower).
+    contacts : sequence of Contact, optional
+        Physical contacts (:mod:`udk_notebooks.contacts`): each adds its gap
+        row after the ``holonomic`` rows (so its multiplier is its normal
+        force in newtons) and a friction entry after the ``friction`` ones.
+        Not combined with ``friction``: declare every rough contact as a Contact.
 
     Attributes
     ----------
@@ -217,9 +224,18 @@ class Model:
         ``-dL/dt`` make up ``dh/dt`` (power theorem).
     explicit_time_power : sympy expression
         ``-dL/dt`` at fixed ``q, q'``.
-    friction_normals : tuple, one entry per friction contact
+    friction_normals : tuple, one entry per friction entry (``all_friction``)
         The rows of ``A`` named by each contact's ``normal`` (a tuple of
         ints), or None where the contact takes ``N = |F^L|``.
+    all_friction : tuple of CoulombFriction
+        ``friction`` followed by one entry per ``contacts`` item (its slip
+        velocity, ``mu``, ``mu_s`` and its gap row as ``normal``): the entries
+        the compiled model and the simulation's ``modes`` columns follow.
+    contact_rows : tuple of int
+        The row of ``A`` of each contact's gap constraint.
+    contact_names : tuple of str
+    contact_normals : tuple of sympy Matrix
+        The unit normal at each contact point.
     """
 
     coordinates: Sequence[sm.Function]
@@ -236,10 +252,17 @@ class Model:
     inputs: Mapping[sm.Function, sm.Expr] = field(default_factory=dict)
     name: str = ""
     simplify: bool = False
+    contacts: Sequence[Contact] = ()
 
     def __post_init__(self):
         if self.inputs:
             self._substitute_inputs()
+        if isinstance(self.contacts, Contact) or not isinstance(self.contacts, (list, tuple)):
+            raise ValueError(f"`contacts` must be a list of Contact; got {self.contacts!r}")
+        object.__setattr__(self, "contacts", tuple(self.contacts))
+        if self.contacts and self.friction:
+            raise ValueError("`friction` and `contacts` together: declare every rough contact as a Contact "
+                             "(udk_notebooks.Contact), whose normal force is its gap row's multiplier in newtons")
         q = sm.Matrix(list(self.coordinates))
         if q.shape[0] == 0:
             raise ValueError("`coordinates` must list at least one generalized coordinate")
@@ -256,6 +279,7 @@ class Model:
         qd = q.diff(TIME)
         qdd = qd.diff(TIME)
         self._check_inputs(q, qd, qdd)
+        terms = [contact_terms(c, i, q, TIME) for i, c in enumerate(self.contacts)]
         if (self.kinetic_energy is None) == (self.mass_matrix is None):
             raise ValueError("give exactly one of `kinetic_energy` and `mass_matrix`")
         if self.kinetic_energy is None:
@@ -274,6 +298,7 @@ class Model:
         # A parameter named by a string means the symbol of that name in the inputs, whatever
         # its assumptions (Symbol("m", positive=True) is not Symbol("m")).
         inputs = [kinetic, potential, dissipation, forces, nonideal, *self.holonomic, *self.nonholonomic]
+        inputs += [e for c in self.contacts for e in (*c.point, c.mu, c.static)] + [t.gap for t in terms]
         by_name = {s.name: s for e in inputs for s in sm.sympify(e).free_symbols}
         params = {
             (by_name.get(key, sm.Symbol(key)) if isinstance(key, str) else key):
@@ -316,7 +341,7 @@ class Model:
         residual = [rate(dL_dv[i]) - dL_dq[i] + dD_dv[i] - to_plain(forces[i]) for i in range(n)]
         mass, impressed = linear_part(residual)
 
-        phi = _as_column(list(self.holonomic), "holonomic")
+        phi = _as_column(list(self.holonomic) + [t.gap for t in terms], "holonomic")
         psi = _as_column(list(self.nonholonomic), "nonholonomic")
         velocity_p = [rate(to_plain(e)) for e in phi] + [to_plain(e) for e in psi]
         A, b = linear_part([rate(e) for e in velocity_p])
@@ -344,8 +369,15 @@ class Model:
         }
         for key, value in derived.items():
             object.__setattr__(self, key, sm.ImmutableMatrix(value) if isinstance(value, sm.MatrixBase) else value)
+        first = len(list(self.holonomic))
+        derived = tuple(CoulombFriction(t.slip, c.mu, c.static, normal=(first + i,))
+                        for i, (c, t) in enumerate(zip(self.contacts, terms)))
+        object.__setattr__(self, "all_friction", tuple(self.friction) + derived)
+        object.__setattr__(self, "contact_rows", tuple(first + i for i in range(len(terms))))
+        object.__setattr__(self, "contact_names", tuple(t.name for t in terms))
+        object.__setattr__(self, "contact_normals", tuple(sm.ImmutableMatrix(t.normal) for t in terms))
         object.__setattr__(self, "friction_normals", tuple(
-            self._normal_rows(i, c) for i, c in enumerate(self.friction)))
+            self._normal_rows(i, c) for i, c in enumerate(self.friction)) + tuple((r,) for r in self.contact_rows))
         self._check_symbols()
 
     def _normal_rows(self, index: int, contact) -> tuple[int, ...] | None:
@@ -490,6 +522,11 @@ class Model:
         return self.phi.shape[0]
 
     @property
+    def n_contacts(self) -> int:
+        """Number of physical contacts (their gap rows are the last holonomic rows)."""
+        return len(self.contacts)
+
+    @property
     def n_nonholonomic(self) -> int:
         """Number of nonholonomic constraint rows (the last rows of ``A``)."""
         return self.psi.shape[0]
@@ -502,9 +539,9 @@ class Model:
     def _check_symbols(self) -> None:
         known = set(self.parameters) | {TIME}
         pieces = [self.M, self.Q, self.A, self.b, self.C, self.energy, self.phi, self.psi]
-        pieces += [sm.sympify(f.sliding_velocity) for f in self.friction]
-        pieces += [sm.sympify(f.coefficient) for f in self.friction]
-        pieces += [sm.sympify(f.static_coefficient) for f in self.friction if f.static_coefficient is not None]
+        pieces += [sm.sympify(f.sliding_velocity) for f in self.all_friction]
+        pieces += [sm.sympify(f.coefficient) for f in self.all_friction]
+        pieces += [sm.sympify(f.static_coefficient) for f in self.all_friction if f.static_coefficient is not None]
         stray = set()
         for piece in pieces:
             stray |= {s for s in sm.sympify(piece).free_symbols if s not in known}
@@ -514,7 +551,7 @@ class Model:
                 f"symbols {names} are neither coordinates nor parameters: give each a default value in "
                 "`parameters`, e.g. parameters={g: 9.81}"
             )
-        for f in self.friction:
+        for f in self.all_friction:
             s = sm.sympify(f.sliding_velocity)
             slope = sm.Matrix([s]).jacobian(self.qd)
             if sm.simplify(s - (slope * self.qd)[0]) != 0 or any(e.has(*self.qd) for e in slope):

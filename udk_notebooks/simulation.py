@@ -23,7 +23,7 @@ from scipy.integrate import cumulative_trapezoid, solve_ivp
 from scipy.linalg import lapack
 
 from ._checks import as_finite_array, finite_float
-from .compiled import HOLD_RTOL, CompiledModel
+from .compiled import HOLD_RTOL, OPEN, CompiledModel
 from ._threads import single_blas_thread
 from .core import RANK_RTOL, Motion, solve_batch
 from .errors import (ConstraintViolationError, SimulationError, SingularConfigurationError, StiffnessWarning,
@@ -31,7 +31,8 @@ from .errors import (ConstraintViolationError, SimulationError, SingularConfigur
 from .model import Model
 from .singular import SINGULAR_ACTIONS, RankMonitor, SingularConfiguration
 
-__all__ = ["DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "Trajectory", "project_initial_state", "simulate"]
+__all__ = ["DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "IMPACT_TOL", "ContactEvent", "Trajectory",
+           "project_initial_state", "simulate"]
 
 FIXED_STEP_METHODS = ("euler", "rk4")
 ADAPTIVE_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
@@ -47,6 +48,33 @@ where a number stops being finite. The samples up to there are returned, and
 the :class:`Trajectory` says that the run diverged, when and why
 (``status``, ``stop_time``, ``stop_reason``).
 """
+
+
+IMPACT_TOL = 1e-9
+"""An open contact counts as back on its surface when its gap falls below ``-IMPACT_TOL (1 + max|q|)`` metres.
+
+A released point leaves its surface with zero normal velocity and acceleration, so its gap starts at
+rounding size; this margin keeps a rounding-size gap from reading as an impact."""
+
+
+@dataclass(frozen=True)
+class ContactEvent:
+    """A change of a contact's state during a run.
+
+    Attributes
+    ----------
+    time : float
+    contact : str
+        The contact's name (``Contact.name``, or ``"friction i"`` for a ``CoulombFriction`` entry).
+    kind : str
+        ``"lift-off"`` (a unilateral contact's normal force reached zero and it opened), ``"stick"``,
+        ``"slip"``, ``"reversal"`` (sliding the other way) or ``"impact"`` (an open point came back
+        to its surface: the run stops there, impacts are not modelled).
+    """
+
+    time: float
+    contact: str
+    kind: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,7 +101,9 @@ class Trajectory:
         other nonideal forces) and ``"explicit_time"`` (``-dL/dt``); their sum
         is ``dh/dt`` (power theorem).
     modes : ndarray of int, shape (N, k)
-        Friction contact modes: +1/-1 sliding, 0 sticking.
+        Friction contact modes, one column per entry of ``model.all_friction``:
+        +1/-1 sliding, 0 sticking, 2 open (a :class:`~udk_notebooks.contacts.Contact`
+        whose point left its surface, :data:`udk_notebooks.compiled.OPEN`).
     coordinate_names : tuple of str
     parameters : dict of str to float
     method : str
@@ -81,7 +111,8 @@ class Trajectory:
         ``"ok"``; ``"diverged"`` (see :data:`DIVERGENCE_FACTOR`); ``"singular"``
         (the run reached a singular configuration and stopped before it, see
         :mod:`udk_notebooks.singular`); ``"failed"`` (the partial run kept by a
-        :class:`~udk_notebooks.errors.SimulationError`).
+        :class:`~udk_notebooks.errors.SimulationError`); ``"impact"`` (an open
+        contact's point came back to its surface: impacts are not modelled).
     stop_time : float or None
         When a run that did not finish stopped.
     stop_reason : str
@@ -89,6 +120,12 @@ class Trajectory:
     singularity : SingularConfiguration or None
         For ``status == "singular"``: time, state, measure and the constraint
         rows (or mass direction) that lost rank.
+    normal_force : ndarray, shape (N, c)
+        The normal force of each :class:`~udk_notebooks.contacts.Contact`, in
+        newtons (NaN while the contact is open).
+    events : tuple of ContactEvent
+        Lift-offs, stick/slip switches and the impact that ended a run, in time order.
+    contact_names : tuple of str
     """
 
     t: np.ndarray
@@ -111,6 +148,9 @@ class Trajectory:
     stop_time: float | None = None
     stop_reason: str = ""
     singularity: SingularConfiguration | None = None
+    normal_force: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
+    events: tuple = ()
+    contact_names: tuple = ()
 
     @property
     def diverged(self) -> bool:  # status "failed" marks the partial run of a SimulationError
@@ -254,8 +294,20 @@ class _Segment:
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
             raise _StepFailure(t, y, exc) from exc
 
+    @property
+    def count(self) -> int:
+        """Number of switching functions: one per friction entry, and one more per Contact (lift-off, impact)."""
+        return len(self.modes) + self.cm.n_contacts if self.modes else 0
+
     def switches(self, t, y) -> np.ndarray:
-        """Event functions: ``dir * s`` for sliding contacts, ``1 - |ratio|`` for sticking ones; a sign change is a switch."""
+        """Event functions; a sign change (downwards) is a switch.
+
+        Per friction entry: ``dir * s`` while sliding, ``1 - |ratio|`` while
+        sticking (a constant 1 for open and frictionless contacts). Then per
+        :class:`~udk_notebooks.contacts.Contact`: its normal force ``N`` while a
+        unilateral contact is closed (lift-off where it reaches zero), its gap
+        plus :data:`IMPACT_TOL` while open (an impact where the point comes back).
+        """
         if not self.modes:
             return np.zeros(0)
         try:
@@ -264,23 +316,71 @@ class _Segment:
             raise _StepFailure(t, y, exc) from exc
 
     def _switches(self, t, y) -> np.ndarray:
-        data = np.asarray(self.cm.friction_data(t, y[: self.n], y[self.n :], self.p), dtype=float).reshape(len(self.modes), -1)
-        values = np.empty(len(self.modes))
-        ratios = None
+        cm, k = self.cm, len(self.modes)
+        q, qd = y[: self.n], y[self.n :]
+        data = np.asarray(cm.friction_data(t, q, qd, self.p), dtype=float).reshape(k, -1)
+        values = np.ones(self.count)
+        solved = None
         for i, mode in enumerate(self.modes):
+            if mode == OPEN or cm.frictionless(i, data):
+                continue
             if mode:
                 values[i] = mode * data[i, 0]
             else:
-                if ratios is None:
-                    ratios = self.motion(t, y)[1]
-                values[i] = 1.0 + HOLD_RTOL - abs(ratios[i])  # the same margin as CompiledModel.release
+                if solved is None:
+                    solved = self.motion_and_normals(t, y)
+                values[i] = 1.0 + HOLD_RTOL - abs(solved[1][i])  # the same margin as CompiledModel.release
+        first = k - cm.n_contacts
+        for j, contact in enumerate(cm.model.contacts):
+            if self.modes[first + j] == OPEN:
+                gap = float(np.asarray(cm.phi(t, q, self.p), dtype=float)[cm.model.contact_rows[j]])
+                values[k + j] = gap + IMPACT_TOL * (1.0 + float(np.abs(q).max(initial=0.0)))
+            elif contact.unilateral:
+                if solved is None:
+                    solved = self.motion_and_normals(t, y)
+                values[k + j] = solved[2][j]
         return values
+
+    def motion_and_normals(self, t, y):
+        q, qd = y[: self.n], y[self.n :]
+        correction = None
+        if self.stab is not None:
+            correction = self.stab.correction(*self.cm.residuals(t, q, qd, self.p))
+        return self.cm.solve_contacts(t, q, qd, self.p, self.modes, correction)
+
+
+class _Impact(Exception):
+    """An open contact's point came back to its surface (the run stops: impacts are not modelled)."""
+
+    def __init__(self, t, y, reason):
+        super().__init__(reason)
+        self.t, self.y, self.reason = float(t), np.array(y, dtype=float), reason
 
 
 def _next_modes(cm, t, y, p, modes, fired) -> tuple[int, ...]:
-    """Modes after contacts in ``fired`` reached a switch: a slider that stops, or a sticker tested again."""
-    crossed = [i for i in fired if modes[i] == 0]  # the event says the holding force reached its limit
-    return cm.release(t, y[: cm.n], y[cm.n :], p, modes, fired, crossed)
+    """Modes after the switches in ``fired``: a slider that stops, a sticker tested again, a contact that opens.
+
+    Indices below ``len(modes)`` are friction entries; the others are
+    contacts (``len(modes) + j``): a closed one opens (its normal force
+    reached zero), an open one raises :class:`_Impact`.
+    """
+    k = len(modes)
+    slips = [int(i) for i in fired if i < k]
+    lifts = [int(i) - k for i in fired if i >= k]
+    first = k - cm.n_contacts
+    new = list(modes)
+    for j in lifts:
+        if modes[first + j] == OPEN:
+            q, qd = y[: cm.n], y[cm.n :]
+            J = np.asarray(cm.velocity_jacobian(t, q, qd, p), dtype=float)
+            closing = float(J[cm.model.contact_rows[j]] @ qd)
+            raise _Impact(t, y, f"impact at t = {t:.6g}: the point of contact {cm.model.contact_names[j]!r} came "
+                                f"back to its surface at {-closing:.3g} m/s; impacts are not modelled, so the run "
+                                "stops here")
+        new[first + j] = OPEN
+    crossed = [i for i in slips if modes[i] == 0]  # the event says the holding force reached its limit
+    retest = sorted(set(slips) | ({i for i, mode in enumerate(new) if mode == 0} if lifts else set()))
+    return cm.release(t, y[: cm.n], y[cm.n :], p, tuple(new), retest, crossed)
 
 
 def _stick_velocity(cm, t, y, p, modes):
@@ -607,7 +707,11 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
             switches += 1
             if switches > max_switches:
                 _too_many_switches(t, y, max_switches)
-            modes = _next_modes(cm, t, y, p, modes, fired)
+            try:
+                modes = _next_modes(cm, t, y, p, modes, fired)
+            except _Impact as impact:
+                times.append(t), states.append(y), log.append(modes)
+                return np.array(times), np.array(states).reshape(len(times), -1), log, (t, impact.reason, "impact")
             y = _stick_velocity(cm, t, y, p, modes)
             seg = _Segment(cm, p, modes, stab)
             if monitor is not None and monitor.active:
@@ -677,7 +781,7 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
     while True:
         seg = _Segment(cm, p, modes, stab)
         events = []
-        for i in range(len(modes)):
+        for i in range(seg.count):
             def event(tt, yy, i=i, seg=seg):
                 return seg.switches(tt, yy)[i]
 
@@ -710,10 +814,10 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
             reason = (f"the state grew past {DIVERGENCE_FACTOR:g} times its start (DIVERGENCE_FACTOR)"
                       if np.all(np.isfinite(sol.y_events[-1][0])) else "the state stopped being finite")
             return (*_ordered(times, states, log), (t_stop, reason))
-        rank_events = [te.size > 0 for te in sol.t_events[len(modes):-1]]
+        rank_events = [te.size > 0 for te in sol.t_events[seg.count:-1]]
         if any(rank_events):
             k = rank_events.index(True)  # 0: a measure fell below SINGULAR_RTOL; 1: a crossing (or a turn)
-            t, y = float(sol.t_events[len(modes) + k][0]), sol.y_events[len(modes) + k][0]
+            t, y = float(sol.t_events[seg.count + k][0]), sol.y_events[seg.count + k][0]
             near = monitor.on_manifold(t, y)
             if (k == 0 or monitor.below(t, y)) and near:
                 found = monitor.report(t, y)
@@ -727,12 +831,16 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
             if t_eval is None:
                 times.append(t), states.append(y), log.append(modes)
             continue
-        fired = [i for i, te in enumerate(sol.t_events[:len(modes)]) if te.size]
+        fired = [i for i, te in enumerate(sol.t_events[:seg.count]) if te.size]
         t, y = float(sol.t_events[fired[0]][0]), sol.y_events[fired[0]][0]
         switches += 1
         if switches > max_switches:
             _too_many_switches(t, y, max_switches)
-        modes = _next_modes(cm, t, y, p, modes, fired)
+        try:
+            modes = _next_modes(cm, t, y, p, modes, fired)
+        except _Impact as impact:
+            times.append(t), states.append(y), log.append(modes)
+            return (*_ordered(times, states, log), (t, impact.reason, "impact"))
         y = _stick_velocity(cm, t, y, p, modes)
         # Switching instants are always sampled: the force terms have kinks there.
         times.append(t), states.append(y), log.append(modes)
@@ -751,6 +859,7 @@ def _motions(cm, p, times, q, qd, modes_log, correction) -> dict:
     """
     N, n, m = len(times), cm.n, cm.m
     out = {k: np.empty((N, n)) for k in ("qdd", "impressed", "ideal", "nonideal")}
+    out["normal"] = np.full((N, cm.n_contacts), np.nan)
     # Blocks of samples, so that the stacked matrices (m n entries per sample for A alone) stay near
     # SAMPLE_BLOCK_ENTRIES numbers however long the run: the output itself is only O(n) per sample.
     block = max(16, SAMPLE_BLOCK_ENTRIES // (3 * (n * n + m * n) + 10 * n + 1))
@@ -792,8 +901,9 @@ def _motion_block(cm, p, times, q, qd, modes_log, correction, out) -> None:
         ok = _solve_group(cm, modes, members, inverse, Q, A, b, C, friction, out) & mass_ok[members]
         alone.extend(index[members][~ok])
     for j in sorted(alone):
-        motion = cm.solve_modes(times[j], q[j], qd[j], p, tuple(modes_log[j]),
-                                None if correction is None else correction[j])[0]
+        motion, _, normals = cm.solve_contacts(times[j], q[j], qd[j], p, tuple(modes_log[j]),
+                                               None if correction is None else correction[j])
+        out["normal"][j] = normals
         out["qdd"][j], out["impressed"][j] = motion.qdd, motion.impressed
         out["ideal"][j], out["nonideal"][j] = motion.ideal, motion.nonideal
 
@@ -895,6 +1005,37 @@ def _solve_group(cm, modes, rows, inverse, Q, A, b, C, friction, out) -> np.ndar
     return ok
 
 
+def _entry_names(cm) -> list[str]:
+    first = cm.n_friction - cm.n_contacts
+    return [f"friction {i}" for i in range(first)] + list(cm.model.contact_names)
+
+
+def _impact_name(cm, reason: str) -> str:
+    return next((name for name in cm.model.contact_names if repr(name) in reason), "")
+
+
+def _events(cm, times, modes_log) -> tuple:
+    """The contact events read off the modes of consecutive samples (a switch is sampled with its new modes)."""
+    names, events = _entry_names(cm), []
+    for j in range(1, len(modes_log)):
+        before, after = modes_log[j - 1], modes_log[j]
+        for i, (old, new) in enumerate(zip(before, after)):
+            if old == new:
+                continue
+            if new == OPEN:
+                kind = "lift-off"
+            elif new == 0:
+                kind = "stick"
+            elif old == 0:
+                kind = "slip"
+            elif old == OPEN:
+                kind = "touch-down"
+            else:
+                kind = "reversal"
+            events.append(ContactEvent(float(times[j]), names[i], kind))
+    return tuple(events)
+
+
 def _ordered(times, states, log):
     t = np.array(times, dtype=float)
     y = np.array(states, dtype=float).reshape(t.size, -1)
@@ -929,10 +1070,16 @@ def _sample(cm, p, times, states, modes_log, stop, method, stab, limit) -> Traje
         keep = int(over[0])
         stop = (float(times[keep]), f"a constraint residual reached {residual[keep]:.3g}, past "
                                     f"{DIVERGENCE_FACTOR:g} times the start's scale squared (DIVERGENCE_FACTOR)")
-    status, stop_time, reason = ("ok", None, "") if stop is None else ("diverged", stop[0], stop[1])
+    status, stop_time, reason = ("ok", None, "") if stop is None else (
+        stop[2] if len(stop) > 2 and keep == N else "diverged", stop[0], stop[1])
     cut = slice(0, keep)
+    normal = out.pop("normal")
+    events = _events(cm, times[cut], modes_log[:keep])
+    if status == "impact":
+        events += (ContactEvent(float(stop_time), _impact_name(cm, reason), "impact"),)
     return Trajectory(
         t=np.asarray(times)[cut], q=states[cut, :n], qd=states[cut, n:], **{k: v[cut] for k, v in out.items()},
+        normal_force=normal[cut], events=events, contact_names=cm.model.contact_names,
         position_residual=phi[cut], velocity_residual=vel[cut], energy=energy[cut],
         power={k: v[cut] for k, v in power.items()},
         modes=(np.array(modes_log, dtype=int) if cm.n_friction else np.zeros(0, dtype=int)).reshape(N, cm.n_friction)[cut],
