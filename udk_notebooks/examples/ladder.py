@@ -67,6 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sm
 from scipy.integrate import solve_ivp
+from sympy.physics.mechanics import dynamicsymbols
 
 from .._checks import finite_float
 from ._parameters import Parameter, defaults
@@ -79,10 +80,16 @@ __all__ = [
     "holds_at_rest",
     "initial_state",
     "leave_angle",
+    "mechanism",
+    "model",
     "parameter_values",
     "reference",
+    "release_state",
+    "top_height",
+    "wall_distance",
 ]
 
+x, y, theta = dynamicsymbols("x y theta")
 m, L, g, mu_floor, mu_wall = sm.symbols("m L g mu_floor mu_wall", nonnegative=True)
 
 PARAMETERS = {
@@ -158,6 +165,117 @@ def initial_state(theta0: float = 1.2, **params: float) -> tuple[np.ndarray, np.
     """
     angle, half = _start_angle(theta0), parameter_values(**params)["L"] / 2
     return np.array([half * math.cos(angle), half * math.sin(angle), angle]), np.zeros(3)
+
+
+def _ends(half):
+    """Top and bottom of the ladder as sympy columns (top on the wall side)."""
+    top = (x - half * sm.cos(theta), y + half * sm.sin(theta))
+    bottom = (x + half * sm.cos(theta), y - half * sm.sin(theta))
+    return top, bottom
+
+
+def model(**overrides: float):
+    """The ladder as a :class:`~udk_notebooks.Model` with two physical contacts (floor and wall).
+
+    Both are unilateral :class:`~udk_notebooks.Contact` s: the bottom against the
+    floor ``Plane((0, 1))`` with ``mu_floor``, the top against the wall
+    ``Plane((1, 0))`` (allowed side ``x > 0``) with ``mu_wall``. Their normal
+    forces come out in newtons (``Trajectory.normal_force``, columns floor,
+    wall), and the wall's contact opens where ``N_wall`` reaches zero.
+
+    Parameters
+    ----------
+    **overrides : float
+        New defaults for ``m``, ``L``, ``g``, ``mu_floor``, ``mu_wall``.
+
+    Returns
+    -------
+    Model
+        Coordinates ``(x, y, theta)``: the centre and the angle above the floor.
+    """
+    from ..contacts import Contact, Plane
+    from ..model import Model
+
+    values = parameter_values(**overrides)
+    top, bottom = _ends(L / 2)
+    return Model(
+        [x, y, theta],
+        mass_matrix=sm.diag(m, m, m * L**2 / 12),
+        potential_energy=m * g * y,
+        contacts=[Contact(bottom, Plane((0, 1)), mu=mu_floor, name="floor"),
+                  Contact(top, Plane((1, 0)), mu=mu_wall, name="wall")],
+        parameters={PARAMETERS[name].symbol: value for name, value in values.items()},
+        name="ladder sliding on a floor and a wall",
+    )
+
+
+RELEASE_RATE = -1e-9
+"""rad/s: the fall rate a rough ladder is released with (see :func:`release_state`)."""
+
+
+def release_state(theta0: float = 1.2, **params: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ladder let go at ``theta0``: at rest when frictionless, else falling at ``RELEASE_RATE``.
+
+    At exact rest both rough ends would stick at once, and a rigid ladder
+    held at both ends has statically indeterminate normal forces (four rows
+    on three coordinates), which the solver rightly refuses. A start rate of
+    ``-1e-9`` rad/s fixes the slip directions of the impending fall (bottom
+    out, top down) and changes the motion by about ``1e-9``.
+
+    Returns
+    -------
+    q0, qd0 : ndarray, shape (3,)
+        Consistent with both contacts.
+    """
+    q0, _ = initial_state(theta0, **params)
+    v = parameter_values(**params)
+    rate = 0.0 if v["mu_floor"] == 0 and v["mu_wall"] == 0 else RELEASE_RATE
+    half, angle = v["L"] / 2, q0[2]
+    return q0, np.array([half * math.sin(angle) * -rate, half * math.cos(angle) * rate, rate])
+
+
+def top_height(q, **params: float) -> np.ndarray:
+    """Height ``y + (L/2) sin theta`` of the top above the floor, for ``q`` of shape (..., 3), in m."""
+    q = np.asarray(q, dtype=float)
+    return q[..., 1] + parameter_values(**params)["L"] / 2 * np.sin(q[..., 2])
+
+
+def wall_distance(q, **params: float) -> np.ndarray:
+    """Distance ``x - (L/2) cos theta`` of the top from the wall, for ``q`` of shape (..., 3), in m."""
+    q = np.asarray(q, dtype=float)
+    return q[..., 0] - parameter_values(**params)["L"] / 2 * np.cos(q[..., 2])
+
+
+def mechanism(**params: float):
+    """How the ladder looks: the rod between its ends, the floor and the wall, the forces at its centre.
+
+    Returns
+    -------
+    udk_notebooks.drawing.Mechanism
+        Force site: the centre ``(x, y)``, where the generalized forces' ``x``
+        and ``y`` entries are the resultant forces on the rod.
+    """
+    from ..drawing import ForceSite, Guide, Joint, Mechanism, Rod
+
+    half = parameter_values(**params)["L"] / 2
+
+    def top(q, t):
+        return np.array([q[0] - half * np.cos(q[2]), q[1] + half * np.sin(q[2])])
+
+    def bottom(q, t):
+        return np.array([q[0] + half * np.cos(q[2]), q[1] - half * np.sin(q[2])])
+
+    reach = 4 * half
+    return Mechanism(
+        joints=[Joint("top", top, style="hidden"), Joint("bottom", bottom, style="hidden"),
+                Joint("centre", lambda q, t: q[:2], size=6)],
+        parts=[Rod("top", "bottom", width=4.0)],
+        guides=[Guide(lambda t: np.array([[0.0, 0.0], [reach, 0.0]]), style="ground", label="floor"),
+                Guide(lambda t: np.array([[0.0, 0.0], [0.0, reach]]), style="ground", label="wall")],
+        forces=[ForceSite("centre", (0, 1))],
+        trace="top",
+        name="ladder on a floor and a wall",
+    )
 
 
 @dataclass(frozen=True)

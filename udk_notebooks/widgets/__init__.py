@@ -24,6 +24,7 @@ name                        class                                     what it sh
 ``growing_circle``          :class:`GrowingCircleExplorer`            a moving constraint does work
 ``singular_mass``           :class:`SingularMassExplorer`             massless sliders, rank of M, M + A^+ A
 ``chain``                   :class:`ChainExplorer`                    N links: energy, drift, cost per step
+``ladder``                  :class:`LadderExplorer`                   N_wall falls to zero, the top leaves the wall
 ==========================  ========================================  ==========================================
 
 The newer ones share :class:`~udk_notebooks.widgets.system.SystemExplorer`: the
@@ -44,6 +45,7 @@ from .kepler import KeplerExplorer
 from .growing_circle import GrowingCircleExplorer
 from .singular_mass import SingularMassExplorer
 from .chain import ChainExplorer
+from .ladder import LadderExplorer
 
 EXPLORERS: dict[str, type[Explorer]] = {
     "inclined_line": InclinedLineExplorer,
@@ -57,6 +59,7 @@ EXPLORERS: dict[str, type[Explorer]] = {
     "growing_circle": GrowingCircleExplorer,
     "singular_mass": SingularMassExplorer,
     "chain": ChainExplorer,
+    "ladder": LadderExplorer,
 }
 """Every explorer by short name (the Voila app pages of :mod:`udk_notebooks.app` and the tests use it)."""
 
@@ -91,4 +94,5 @@ __all__ = [
     "GrowingCircleExplorer",
     "SingularMassExplorer",
     "ChainExplorer",
+    "LadderExplorer",
 ]
