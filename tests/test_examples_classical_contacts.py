@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 import sympy as sm
 
+import udk_notebooks as udk
+from udk_notebooks.errors import PainleveParadoxError
 from udk_notebooks.examples import ladder, painleve_rod as rod
 
 FORTY = math.radians(40.0)
@@ -85,7 +87,7 @@ def test_paradox_region_starts_at_the_critical_mu(angle):
     assert rod.determinant(angle, 1, mu=10 * critical) > 0  # sliding the other way: never
     assert rod.critical_mu(angle, 1) == math.inf
     rod.joint_solve(angle, -1.0, 0.0, mu=0.99 * critical)
-    with pytest.raises(rod.ParadoxError, match="Painlevé's paradox.*mu_c"):
+    with pytest.raises(PainleveParadoxError, match="Painlevé.s paradox.*mu_c"):
         rod.joint_solve(angle, -1.0, 0.0, mu=1.01 * critical)
 
 
@@ -110,6 +112,50 @@ def test_smallest_critical_mu_is_four_thirds_at_tan_two():
 def test_rod_refuses_bad_input_with_a_message(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# -- the package's contacts against the joint solve ------------------------------------------------------
+@pytest.fixture(scope="module")
+def rod_model():
+    return rod.model().compile()
+
+
+@pytest.mark.parametrize("angle, x_rate, rate, mu", [
+    (FORTY, 1.0, 0.0, 0.5), (0.3, -1.0, 0.5, 0.8), (1.2, 0.2, -1.5, 1.0), (0.9, -0.5, 0.0, 1.2)])
+def test_contact_model_gives_the_joint_solve(rod_model, angle, x_rate, rate, mu):
+    """udk.Contact on the rod's end: accelerations and N in newtons as the independent 4 x 4 solve."""
+    q, qd = rod.initial_state(angle, x_rate, rate)
+    p = rod_model.parameters(mu=mu)
+    motion, _, normal = rod_model.solve_contacts(0.0, q, qd, p, rod_model.friction_modes(0.0, q, qd, p))
+    expected = rod.joint_solve(angle, x_rate, rate, mu=mu)
+    np.testing.assert_allclose(motion.qdd, expected.qdd, rtol=1e-10, atol=1e-12)
+    assert normal[0] == pytest.approx(expected.normal, rel=1e-10)
+
+
+@pytest.mark.parametrize("angle", [0.5, math.atan(2.0), 1.2])
+def test_contact_model_refuses_exactly_the_paradox_region(rod_model, angle):
+    q, qd = rod.initial_state(angle, -1.0)
+    critical = rod.critical_mu(angle)
+    udk.simulate(rod_model, (0.0, 1e-3), q, qd, params={"mu": 0.999 * critical})
+    with pytest.raises(PainleveParadoxError, match="paradox"):
+        udk.simulate(rod_model, (0.0, 1e-3), q, qd, params={"mu": 1.001 * critical})
+
+
+@pytest.mark.parametrize("theta0, mu_floor, mu_wall", [(1.2, 0.0, 0.0), (0.6, 0.0, 0.0), (0.9, 0.2, 0.1)])
+def test_contact_ladder_leaves_the_wall_where_the_reference_does(theta0, mu_floor, mu_wall):
+    compiled = ladder.model().compile()
+    params = {"mu_floor": mu_floor, "mu_wall": mu_wall}
+    q0, qd0 = ladder.release_state(theta0, **params)
+    run = udk.simulate(compiled, (0.0, 0.45), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, params=params)
+    event = next(e for e in run.events if e.kind == "lift-off")
+    assert event.contact == "wall"
+    reference = ladder.reference(theta0, 0.45, **params)
+    assert event.time == pytest.approx(reference.leave_time, abs=1e-8)
+    j = int(np.searchsorted(run.t, event.time))
+    assert run.q[j, 2] == pytest.approx(reference.leave_angle, abs=1e-8)
+    if mu_floor == mu_wall == 0:
+        assert run.q[j, 2] == pytest.approx(ladder.leave_angle(theta0), abs=1e-8)
+    assert np.all(np.isnan(run.normal_force[run.t > event.time, 1]))  # open: no wall force
 
 
 # -- the ladder ---------------------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from .._checks import finite_float
 from ._parameters import Parameter, defaults
-from .painleve_rod import ParadoxError
+from ..errors import PainleveParadoxError as ParadoxError
 
 __all__ = [
     "PARAMETERS",

@@ -88,7 +88,10 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sm
 
+from sympy.physics.mechanics import dynamicsymbols
+
 from .._checks import finite_float
+from ..errors import PainleveParadoxError
 from ._parameters import Parameter, defaults
 
 __all__ = [
@@ -97,11 +100,14 @@ __all__ = [
     "RodMotion",
     "critical_mu",
     "determinant",
+    "initial_state",
     "joint_solve",
+    "model",
     "parameter_values",
     "shortcut_motion",
 ]
 
+x, y, theta = dynamicsymbols("x y theta")
 m, L, g, mu = sm.symbols("m L g mu", positive=True)
 
 PARAMETERS = {
@@ -115,8 +121,8 @@ PARADOX_MU_MIN = 4.0 / 3.0
 """Smallest friction coefficient for which a uniform rod can meet the paradox (at ``tan theta = 2``)."""
 
 
-class ParadoxError(ValueError):
-    """Painlevé's paradox: Coulomb friction and rigid contact decide no unique motion at this state."""
+ParadoxError = PainleveParadoxError
+"""Painlevé's paradox: Coulomb friction and rigid contact decide no unique motion (the package's own error)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,56 @@ class RodMotion:
     normal: float
     friction: float
     coefficient: float
+
+
+def model(**overrides: float):
+    """The rod as a :class:`~udk_notebooks.Model` with its lower end a physical :class:`~udk_notebooks.Contact`.
+
+    The end ``(x - (L/2) cos theta, y - (L/2) sin theta)`` against the floor
+    ``Plane((0, 1))`` with friction ``mu``: the package forms the floor row, the
+    slip velocity and the joint solve of ``N`` and friction itself, so its
+    normal force (``Trajectory.normal_force``, newtons) can be set beside
+    :func:`joint_solve`.
+
+    Parameters
+    ----------
+    **overrides : float
+        New defaults for ``m``, ``L``, ``g``, ``mu``.
+
+    Returns
+    -------
+    Model
+        Coordinates ``(x, y, theta)``.
+    """
+    from ..contacts import Contact, Plane
+    from ..model import Model
+
+    values = parameter_values(**overrides)
+    end = (x - L / 2 * sm.cos(theta), y - L / 2 * sm.sin(theta))
+    return Model(
+        [x, y, theta],
+        mass_matrix=sm.diag(m, m, m * L**2 / 12),
+        potential_energy=m * g * y,
+        contacts=[Contact(end, Plane((0, 1)), mu=mu, name="floor")],
+        parameters={PARAMETERS[name].symbol: value for name, value in values.items()},
+        name="Painlevé's rod on a rough floor",
+    )
+
+
+def initial_state(theta: float, x_rate: float, theta_rate: float = 0.0,
+                  **params: float) -> tuple[np.ndarray, np.ndarray]:
+    """A state with the end on the floor: ``q = (0, (L/2) sin theta, theta)``, ``q' = (x', (L/2) cos(theta) theta', theta')``.
+
+    Returns
+    -------
+    q0, qd0 : ndarray, shape (3,)
+    """
+    angle = _angle(theta)
+    x_rate = finite_float(x_rate, "`x_rate` (x' of the centre, m/s)")
+    theta_rate = finite_float(theta_rate, "`theta_rate` (theta', rad/s)")
+    half = parameter_values(**params)["L"] / 2
+    return (np.array([0.0, half * math.sin(angle), angle]),
+            np.array([x_rate, half * math.cos(angle) * theta_rate, theta_rate]))
 
 
 def parameter_values(**overrides: float) -> dict[str, float]:
@@ -277,11 +333,13 @@ def joint_solve(theta: float, x_rate: float, theta_rate: float = 0.0, **params: 
     force_row = A - v["mu"] * direction * D  # N times this is the generalized contact force
     coefficient = float(A @ np.linalg.solve(M, force_row))
     if not coefficient > 1e-12 / v["m"]:
-        raise ParadoxError(
+        raise PainleveParadoxError(
             f"Painlevé's paradox at theta = {angle:.6g} rad, theta' = {theta_rate:.6g} rad/s, sgn(s) = {direction}: "
             f"mu = {v['mu']:g} >= mu_c = {critical_mu(angle, direction):.6g}, so the rigid rod with Coulomb friction "
             "has no unique motion (no solution with N >= 0, or two). Lower `mu` below mu_c, or model the contact's "
-            "compliance")
+            "compliance", contacts=("floor",), state=np.array([0.0, v["L"] / 2 * math.sin(angle), angle, x_rate,
+                                                               v["L"] / 2 * math.cos(angle) * theta_rate, theta_rate]),
+            determinant=coefficient * v["m"])
     K = np.zeros((4, 4))
     K[:3, :3], K[:3, 3], K[3, :3] = M, -force_row, A
     solution = np.linalg.solve(K, np.append(Q, b))
