@@ -218,6 +218,8 @@ def test_ladder_with_friction_leaves_the_wall_later_than_without():
     (lambda: ladder.reference(1.0, 1.0, mu_wall=-0.2), "`mu_wall` must be >= 0"),
     (lambda: ladder.contact_forces(1.0, 0.5), "`theta_rate` must be <= 0"),
     (lambda: ladder.initial_state(1.0, rope=2.0), "unknown parameter"),
+    (lambda: ladder.top_height([1.0, 2.0]), "shape"),
+    (lambda: ladder.wall_distance(np.zeros((4, 2))), "shape"),
 ])
 def test_ladder_refuses_bad_input_with_a_message(call, message):
     with pytest.raises(ValueError, match=message):

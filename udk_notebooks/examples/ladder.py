@@ -234,15 +234,22 @@ def release_state(theta0: float = 1.2, **params: float) -> tuple[np.ndarray, np.
     return q0, np.array([half * math.sin(angle) * -rate, half * math.cos(angle) * rate, rate])
 
 
+def _coordinates(q) -> np.ndarray:
+    q = np.asarray(q, dtype=float)
+    if q.ndim == 0 or q.shape[-1] != 3:
+        raise ValueError(f"`q` must hold (x, y, theta) along its last axis, shape (..., 3); got shape {q.shape}")
+    return q
+
+
 def top_height(q, **params: float) -> np.ndarray:
     """Height ``y + (L/2) sin theta`` of the top above the floor, for ``q`` of shape (..., 3), in m."""
-    q = np.asarray(q, dtype=float)
+    q = _coordinates(q)
     return q[..., 1] + parameter_values(**params)["L"] / 2 * np.sin(q[..., 2])
 
 
 def wall_distance(q, **params: float) -> np.ndarray:
     """Distance ``x - (L/2) cos theta`` of the top from the wall, for ``q`` of shape (..., 3), in m."""
-    q = np.asarray(q, dtype=float)
+    q = _coordinates(q)
     return q[..., 0] - parameter_values(**params)["L"] / 2 * np.cos(q[..., 2])
 
 
