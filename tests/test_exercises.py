@@ -225,7 +225,9 @@ WRONG = {
                             (([0.0, 9.81],), "should be"), ((udk.Motion,), "should be")],
     (lesson01, "check_1"): [((DISK_A, -DISK_B), "b_disk differs"), ((DISK_A.T, DISK_B), "2 x 4"), (("A", "b"), "should be")],
     (lesson01, "check_2"): [(([1.0, 2.0], [2.0, -1.0]), "not zero"), (([0.0, 0.0], [1.0, 2.0]), "nonzero"),
-                            (([2.0, -1.0], [1.0, 0.0]), "differs from c"), (("2, -1", [1.0, 2.0]), "should be")],
+                            (([2.0, -1.0], [1.0, 0.0]), "differs from c"), (("2, -1", [1.0, 2.0]), "should be"),
+                            (([2.0, -1.0], [1.0, 2.0]), "multiple of I"),  # the M = I answer: issue 19
+                            (([2.0, -1.0], [-2.0, -4.0]), "multiple of I"), (([1.0, 8.0], [2.0, -1.0]), "not zero")],
     (lesson01, "check_3"): [((2.0,), "not zero"), ((0.128,), "close"), (("0.128",), "should be"), ((Exception,), "should be")],
     (lesson01, "check_4"): [((False, udk.InconsistentConstraintsError), "compare"), (("no", udk.InconsistentConstraintsError), "compare"),
                             ((True, Exception), "base class"), ((True, ValueError), "base class"),
