@@ -255,7 +255,7 @@ WRONG = {
     (lesson04, "check_2"): [((-0.384,), "-D"), ((0.768,), "negative"), ((-1.0,), "Eq. (3.63)"), (("x",), "should be")],
     (lesson04, "check_3"): [((9.81 * np.cos(0.5),), "m l theta'^2"), ((-10.769,), "positive"), ((5.0,), "circular"), ((None, ), "replace")],
     (lesson04, "check_4"): [((_bead_model(sign=-1.0),), "Lagrange's equation"), ((3,), "udk.Model"), ((udk.Model,), "udk.Model")],
-    (lesson04, "check_5"): [((0.0,), "virtual"), ((0.25,), "negative"), ((-1.0,), "hbar"), (("-0.25",), "should be")],
+    (lesson04, "check_5"): [((0.0,), "virtual"), ((0.25,), "negative"), ((-1.0,), "-m j^2 / R^3"), (("-0.25",), "should be")],
 }
 
 

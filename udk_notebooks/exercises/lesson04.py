@@ -432,4 +432,4 @@ def check_5(ideal_power) -> Feedback:
                                "R' = a, which is not a virtual displacement.")
     if value > 0:
         return Feedback(False, "the force points inwards while the circle carries the particle outwards: the power is negative.")
-    return Feedback(False, "with hbar = R(0) v0 conserved, F^L = -m hbar^2 / R^3 along the radius, and the radial velocity is a.")
+    return Feedback(False, "with j = R(0) v0 = R^2 phi' conserved, F^L = -m j^2 / R^3 along the radius, and the radial velocity is a.")
