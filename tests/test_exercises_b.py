@@ -32,6 +32,32 @@ def _circle_model(mass: float = 0.5) -> udk.Model:
                      parameters={m: mass, radius: 2.0, momentum: 1.5})
 
 
+def _circle_without_momentum() -> udk.Model:
+    # issue 19: the orbit without the law of areas, which the old check called correct
+    x_c, y_c = dynamicsymbols("x y")
+    m_c, R_c = sm.symbols("m R", positive=True)
+    return udk.Model([x_c, y_c], kinetic_energy=m_c * (x_c.diff() ** 2 + y_c.diff() ** 2) / 2,
+                     holonomic=[x_c**2 + y_c**2 - R_c**2], parameters={m_c: 0.5, R_c: 2.0})
+
+
+def _circle_at_velocity_level() -> udk.Model:
+    # the circle written as x x' + y y' = 0: the right motion from a consistent start, the wrong constraint kind
+    x, y = dynamicsymbols("x y")
+    m, momentum = sm.symbols("m L", positive=True)
+    return udk.Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
+                     nonholonomic=[x * x.diff() + y * y.diff(), m * (x * y.diff() - y * x.diff()) - momentum],
+                     parameters={m: 0.5, momentum: 1.5})
+
+
+def _circle_with_momentum_of_wrong_sign() -> udk.Model:
+    x, y = dynamicsymbols("x y")
+    m, radius, momentum = sm.symbols("m R L", positive=True)
+    return udk.Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
+                     holonomic=[x**2 + y**2 - radius**2],
+                     nonholonomic=[m * (y * x.diff() - x * y.diff()) - momentum],
+                     parameters={m: 0.5, radius: 2.0, momentum: 1.5})
+
+
 def _identify(t, q, k, m, g):
     direction = np.array([1.0, k]) / np.hypot(1.0, k)
     design = np.column_stack([np.ones_like(t), t, t**2 / 2])
@@ -111,7 +137,10 @@ WRONG = [
     (lesson06.check_3, False, "virtual"),
     (lesson06.check_3, "no", "virtual"),
     (lesson06.check_3, 3.0, "True or False"),
-    (lesson06.check_4, _circle_model(mass=1.0), "uniform motion on it needs"),
+    (lesson06.check_4, _circle_model(mass=1.0), "do not hold there"),
+    (lesson06.check_4, _circle_without_momentum(), "second, nonholonomic constraint"),
+    (lesson06.check_4, _circle_at_velocity_level(), "0 holonomic and 2 nonholonomic"),
+    (lesson06.check_4, _circle_with_momentum_of_wrong_sign(), "do not hold there"),
     (lesson06.check_4, 42, "udk.Model"),
     (lesson06.check_4, _spring_pendulum(), "two coordinates"),
     (lesson07.check_1, -GRAVITY * 2 / np.sqrt(5), "ideal wire"),
@@ -138,3 +167,22 @@ def test_wrong_answer_gets_hint(check, answer, hint):
     assert isinstance(feedback, Feedback)
     assert not feedback.correct
     assert hint in feedback.message, feedback.message
+
+
+def test_model_comparison_finds_a_missing_constraint_that_the_free_motion_hides():
+    # circle plus a redundant velocity row (the circle again): the same row counts as the orbit, its
+    # constraints hold on the uniform motion and the free accelerations agree; only a test force along
+    # the circle tells it from the law of areas
+    from udk_notebooks.exercises._models import model_disagreement
+
+    x, y = dynamicsymbols("x y")
+    m, radius = sm.symbols("m R", positive=True)
+    redundant = udk.Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
+                          holonomic=[x**2 + y**2 - radius**2], nonholonomic=[x * x.diff() + y * y.diff()],
+                          parameters={m: 0.5, radius: 2.0})
+    states = lesson06._circle_states()
+    assert model_disagreement(redundant, lesson06._circle_reference(), states, probes=0) is None
+    problem = model_disagreement(redundant, lesson06._circle_reference(), states)
+    assert problem is not None and "test force" in problem
+    assert model_disagreement(_circle_model(), lesson06._circle_reference(), states) is None
+    assert not lesson06.check_4(redundant).correct

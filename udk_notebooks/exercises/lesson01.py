@@ -90,12 +90,18 @@ def _line_motion(slope: float, c) -> core.Motion:
     return core.udwadia_kalaba(np.eye(2), [0.0, -GRAVITY], [[slope, -1.0]], [0.0], C=c)
 
 
+UNEQUAL_MASSES = (1.0, 4.0)
+"""The diagonal of the mass matrix of Exercise 2 (Sec. 3's figure): the answer for ``F^C = c`` depends on it."""
+
+
 @checker("two numpy arrays of shape (2,): c_no_force and c_all_force")
 def check_2(c_no_force, c_all_force) -> Feedback:
-    """Exercise 2: a nonzero ``c`` with ``F^C = 0``, and one with ``F^C = c``.
+    """Exercise 2: a nonzero ``c`` with ``F^C = 0``, and one with ``F^C = c``, for unequal masses.
 
-    For the unit mass on the line ``2 x1 - x2 = 0`` under gravity 9.81 (2005
-    paper, Sec. 4, Eq. 11 with ``M = I``).
+    The line ``2 x1 - x2 = 0`` under gravity 9.81 with ``M = diag(1, 4)``
+    (2005 paper, Eq. 11). ``F^C = 0`` exactly when ``c`` is in the range of
+    ``A^T`` (for every ``M``); ``F^C = c`` exactly when ``A M^-1 c = 0``,
+    which is not the line's direction unless ``M`` is a multiple of ``I``.
 
     Parameters
     ----------
@@ -111,16 +117,23 @@ def check_2(c_no_force, c_all_force) -> Feedback:
     for name, c in (("c_no_force", c_no_force), ("c_all_force", c_all_force)):
         if np.linalg.norm(c) < 1e-9:
             return Feedback(False, f"`{name}` is zero; the exercise asks for a nonzero c (c = 0 gives F^C = 0 trivially).")
-    first = _line_motion(SLOPE, c_no_force).nonideal
+    masses = np.diag(UNEQUAL_MASSES)
+    gravity = masses @ [0.0, -GRAVITY]
+    first = core.udwadia_kalaba(masses, gravity, [[SLOPE, -1.0]], [0.0], C=c_no_force).nonideal
     if not np.allclose(first, 0.0, atol=1e-9 * np.linalg.norm(c_no_force)):
-        return Feedback(False, f"with c_no_force, F^C = {np.round(first, 4)} is not zero. The projector I - A^+ A "
-                               "removes the part of c along the normal (k, -1) of the line: which c has nothing else?")
-    second = _line_motion(SLOPE, c_all_force).nonideal
+        return Feedback(False, f"with c_no_force, F^C = {np.round(first, 4)} is not zero. F^C vanishes exactly "
+                               "when c is a combination of the rows of A (the line's normal), whatever M is.")
+    second = core.udwadia_kalaba(masses, gravity, [[SLOPE, -1.0]], [0.0], C=c_all_force).nonideal
     if not np.allclose(second, c_all_force, atol=1e-9 * np.linalg.norm(c_all_force)):
-        return Feedback(False, f"with c_all_force, F^C = {np.round(second, 4)} differs from c. The projector keeps "
-                               "only the part of c along the line's direction (1, k).")
-    return Feedback(True, "The first c is normal to the line (an ideal constraint although c is not zero: "
-                          "what makes a constraint ideal is F^C = 0, Eqs. 20-21); the second lies along the line.")
+        direction = np.array([1.0, SLOPE])
+        if abs(direction[0] * c_all_force[1] - direction[1] * c_all_force[0]) < 1e-9 * np.linalg.norm(c_all_force):
+            return Feedback(False, "c along the line's direction (1, 2) passes unchanged only when M is a multiple "
+                                   f"of I; here F^C = {np.round(second, 4)}. F^C = c needs M^-1 c along the line: "
+                                   "A M^-1 c = 0.")
+        return Feedback(False, f"with c_all_force, F^C = {np.round(second, 4)} differs from c. F^C = c exactly when "
+                               "M^-1 c is a virtual displacement, A M^-1 c = 0.")
+    return Feedback(True, "The first c is normal to the line (an ideal constraint although c is not zero, for any M: "
+                          "what makes a constraint ideal is F^C = 0, Eqs. 20-21); the second has M^-1 c along the line.")
 
 
 def _balance_slope() -> float:

@@ -16,6 +16,7 @@ import functools
 
 import numpy as np
 import sympy as sm
+from sympy.core.function import AppliedUndef
 from sympy.physics.mechanics import dynamicsymbols
 
 from ..core import lagrange_multipliers
@@ -24,7 +25,7 @@ from ..model import TIME, Model
 from ..simulation import simulate
 from ._feedback import AnswerFormError, Feedback, checker, number
 
-__all__ = ["CONSTRAINTS", "classify", "check_1", "check_2", "check_3", "check_4", "check_5"]
+__all__ = ["CONSTRAINTS", "classify", "integral", "check_1", "check_2", "check_3", "check_4", "check_5"]
 
 KINDS = ("scleronomic", "rheonomic", "nonholonomic")
 
@@ -43,49 +44,177 @@ Eq. (3.8), in the plane; (b) its sphere of growing radius, Eq. (3.10a); (c) a kn
 (d) a velocity constraint that is a derivative in disguise."""
 
 
-def classify(constraint, coordinates) -> str:
-    """The kind of one constraint ``f(q, q', t) = 0``: scleronomic, rheonomic or nonholonomic.
+def _plain(constraint, coordinates) -> tuple[sm.Expr, list[sm.Symbol], list[sm.Symbol]]:
+    """``constraint`` with the coordinates and their rates replaced by plain symbols."""
+    q = list(coordinates)
+    if not q or not all(isinstance(c, sm.Function) and c.args == (TIME,) for c in q):
+        raise ValueError("`coordinates`: give a nonempty list of dynamicsymbols, e.g. dynamicsymbols('x y')")
+    positions = list(sm.symbols(f"p0:{len(q)}"))
+    rates = list(sm.symbols(f"v0:{len(q)}"))
+    expr = sm.sympify(constraint).xreplace(dict(zip([c.diff(TIME) for c in q], rates))).xreplace(dict(zip(q, positions)))
+    if expr.atoms(sm.Derivative) or expr.atoms(AppliedUndef):
+        raise ValueError("`constraint` contains accelerations or functions of time that are not in "
+                         "`coordinates`; list every coordinate it uses")
+    return expr, positions, rates
 
-    A constraint that contains no velocities is holonomic: rheonomic when
-    time appears explicitly, scleronomic otherwise (textbook Eq. 3.7). A
-    constraint linear in the velocities, ``w(q) . q' = 0``, is holonomic
-    exactly when it is integrable; for one such row in two or three
-    coordinates, Frobenius' condition ``w . curl(w) = 0`` decides (for two
-    coordinates every row is integrable, with an integrating factor).
+
+def _pfaffian_row(expr: sm.Expr, positions: list, rates: list) -> list[sm.Expr]:
+    """The coefficients ``(w_1, ..., w_n, w_t)`` of the Pfaffian form ``w . dq + w_t dt`` of one row.
+
+    A row without rates, ``phi(q, t) = 0``, is replaced by its differential
+    ``dphi``; a row affine in the rates, ``w(q, t) . q' + w_t(q, t) = 0``,
+    gives its coefficients directly. A row that is not affine in the rates
+    has no Pfaffian form and is refused.
+    """
+    if not expr.free_symbols & set(rates):
+        return [sm.diff(expr, p) for p in positions] + [sm.diff(expr, TIME)]
+    weights = [sm.diff(expr, v) for v in rates]
+    if any(w.free_symbols & set(rates) for w in weights):
+        raise ValueError("`constraint` is not affine in the velocities, so it has no Pfaffian form and this "
+                         "integrability test does not apply; write it as w(q, t) . q' + w_t(q, t) = 0")
+    time_term = sm.simplify(expr - sum(w * v for w, v in zip(weights, rates)))
+    return weights + [time_term]
+
+
+def _vanishes(expr: sm.Expr, samples: int = 5) -> bool:
+    """Whether ``expr`` is identically zero: sympy's ``simplify``, else its value at random points.
+
+    ``simplify`` may miss an identity; an analytic expression that is zero at
+    several random points of a box is zero almost surely, so the sampled values
+    decide then. Every free symbol (coordinates, time, parameters) is drawn in
+    [0.3, 1.7], where the chapter's expressions are defined.
+    """
+    expr = sm.sympify(expr)
+    if sm.simplify(expr) == 0:
+        return True
+    rng = np.random.default_rng(19)
+    symbols = sorted(expr.free_symbols, key=str)
+    for _ in range(samples):
+        point = {s: sm.Float(rng.uniform(0.3, 1.7)) for s in symbols}
+        value = complex(expr.xreplace(point).evalf())
+        if abs(value) > 1e-9:
+            return False
+    return True
+
+
+def _frobenius_integrable(rows: list[list[sm.Expr]], variables: list[sm.Symbol]) -> bool:
+    """Frobenius' test for the Pfaffian rows ``omega_i`` in the variables ``(q, t)``.
+
+    The rows are integrable (there are functions ``f_i(q, t)`` whose level sets
+    are the motions the rows allow) exactly when every ``d omega_i`` vanishes on
+    pairs of vectors that all rows annihilate: ``d omega_i(X, Y) = 0`` for
+    ``X, Y`` in the kernel. For one row in three variables this is
+    ``w . curl(w) = 0``.
+    """
+    matrix = sm.Matrix(rows)
+    kernel = matrix.nullspace(simplify=True)
+    for row in rows:
+        # d omega (X, Y) = sum_jk (d_j w_k - d_k w_j) X_j Y_k
+        curl = sm.Matrix(len(variables), len(variables),
+                         lambda j, k: sm.diff(row[k], variables[j]) - sm.diff(row[j], variables[k]))
+        for a in range(len(kernel)):
+            for b in range(a + 1, len(kernel)):
+                if not _vanishes((kernel[a].T * curl * kernel[b])[0]):
+                    return False
+    return True
+
+
+def classify(constraint, coordinates) -> str:
+    """The kind of a constraint ``f(q, q', t) = 0`` (or of a set of rows): scleronomic, rheonomic or nonholonomic.
+
+    A constraint without velocities is holonomic: rheonomic when time appears
+    explicitly, scleronomic otherwise (textbook chapter "Analytical dynamics -
+    an overview", 2003, Eq. 3.7). A constraint affine in the velocities,
+    ``w(q, t) . q' + w_t(q, t) = 0``, is the Pfaffian form
+    ``omega = w . dq + w_t dt = 0`` on the motions; it is holonomic exactly
+    when ``omega`` is integrable, i.e. some factor ``mu(q, t)`` makes
+    ``mu omega = df`` exact, so that the row says ``df/dt = 0`` (Frobenius'
+    theorem; for one row ``omega ^ d omega = 0``). The time term counts: ``x' - 1 = 0``
+    is ``d(x - t) = 0``, a rheonomic holonomic constraint. An integrable set is
+    scleronomic when no row has a time term (then ``f`` can be chosen free of
+    ``t``) and rheonomic otherwise. :func:`integral` finds ``f`` where sympy can.
 
     Parameters
     ----------
-    constraint : sympy expression
-        ``f(q, q', t)`` in dynamicsymbols.
+    constraint : sympy expression or list of them
+        ``f(q, q', t)`` in dynamicsymbols; a list is tested as one set of rows
+        (two rows can be integrable together although neither is alone).
     coordinates : sequence of sympy dynamicsymbols
+        Every coordinate the constraint uses.
 
     Returns
     -------
     str
         One of ``KINDS``.
+
+    Raises
+    ------
+    ValueError
+        When a row is not affine in the velocities (no Pfaffian form: the test
+        does not apply), or a coordinate is missing from ``coordinates``.
     """
-    q = list(coordinates)
-    qd = [c.diff(TIME) for c in q]
-    plain_q = sm.symbols(f"p0:{len(q)}")
-    plain_v = sm.symbols(f"v0:{len(q)}")
-    expr = sm.sympify(constraint).xreplace(dict(zip(qd, plain_v))).xreplace(dict(zip(q, plain_q)))
-    if not expr.free_symbols & set(plain_v):
-        return "rheonomic" if TIME in expr.free_symbols else "scleronomic"
-    weights = [sm.diff(expr, v) for v in plain_v]
-    rest = sm.simplify(expr - sum(w * v for w, v in zip(weights, plain_v)))
-    if rest != 0 or any(w.free_symbols & set(plain_v) for w in weights) or TIME in expr.free_symbols:
-        return "nonholonomic"  # affine, nonlinear or time-dependent in q': not handled, treated as nonholonomic
-    if len(q) <= 2:
-        return "scleronomic"
-    if len(q) > 3:
-        raise ValueError("`coordinates`: the integrability test here handles at most three coordinates")
-    w = weights + [0] * (3 - len(weights))
-    p = list(plain_q) + [sm.Dummy()] * (3 - len(plain_q))
-    curl = [sm.diff(w[2], p[1]) - sm.diff(w[1], p[2]),
-            sm.diff(w[0], p[2]) - sm.diff(w[2], p[0]),
-            sm.diff(w[1], p[0]) - sm.diff(w[0], p[1])]
-    integrable = sm.simplify(sum(wi * ci for wi, ci in zip(w, curl))) == 0
-    return "scleronomic" if integrable else "nonholonomic"
+    rows = list(constraint) if isinstance(constraint, (list, tuple)) else [constraint]
+    if not rows:
+        raise ValueError("`constraint`: give one expression or a nonempty list of them")
+    plain = [_plain(row, coordinates) for row in rows]
+    positions, rates = plain[0][1], plain[0][2]
+    if all(not expr.free_symbols & set(rates) for expr, _, _ in plain):
+        return "rheonomic" if any(TIME in expr.free_symbols for expr, _, _ in plain) else "scleronomic"
+    pfaffian = [_pfaffian_row(expr, positions, rates) for expr, _, _ in plain]
+    if not _frobenius_integrable(pfaffian, positions + [TIME]):
+        return "nonholonomic"
+    return "rheonomic" if any(not _vanishes(row[-1]) for row in pfaffian) else "scleronomic"
+
+
+def _exact_potential(form: list[sm.Expr], variables: list[sm.Symbol]) -> sm.Expr | None:
+    """``f`` with ``df = form`` when the form is exact and sympy integrates it, else None."""
+    for j in range(len(variables)):
+        for k in range(j + 1, len(variables)):
+            if not _vanishes(sm.diff(form[j], variables[k]) - sm.diff(form[k], variables[j])):
+                return None
+    potential = sm.Integer(0)
+    for component, variable in zip(form, variables):
+        rest = sm.simplify(component - sm.diff(potential, variable))
+        if rest != 0:
+            part = sm.integrate(rest, variable)
+            if part.has(sm.Integral):
+                return None
+            potential += part
+    if all(_vanishes(sm.diff(potential, v) - c) for v, c in zip(variables, form)):
+        return sm.simplify(potential)
+    return None
+
+
+def integral(constraint, coordinates):
+    """A function ``f(q, t)`` whose constancy is the velocity constraint, found where sympy can.
+
+    Tries the integrating factors ``1``, ``1 / w_k`` for each coefficient of
+    the Pfaffian form ``w . dq + w_t dt`` and ``1 / |w|^2``, and returns the
+    potential of the first form that is exact (textbook chapter, 2003, the
+    integrability discussion after Eq. 3.11).
+
+    Parameters
+    ----------
+    constraint : sympy expression
+        One row ``w(q, t) . q' + w_t(q, t) = 0`` in dynamicsymbols.
+    coordinates : sequence of sympy dynamicsymbols
+
+    Returns
+    -------
+    sympy expression or None
+        ``f`` in the coordinates and ``t`` (the row says ``f = const``), or
+        None when no factor tried makes the form exact (for a nonholonomic row
+        there is none; for some integrable rows sympy's search fails).
+    """
+    expr, positions, rates = _plain(constraint, coordinates)
+    form = _pfaffian_row(expr, positions, rates)
+    variables = positions + [TIME]
+    factors = [sm.Integer(1)] + [1 / w for w in form if w != 0] + [1 / sum(w**2 for w in form)]
+    for factor in factors:
+        potential = _exact_potential([sm.simplify(factor * w) for w in form], variables)
+        if potential is not None:
+            return potential.xreplace(dict(zip(positions, coordinates)))
+    return None
 
 
 def _kind(answer, name: str) -> str:
@@ -303,4 +432,4 @@ def check_5(ideal_power) -> Feedback:
                                "R' = a, which is not a virtual displacement.")
     if value > 0:
         return Feedback(False, "the force points inwards while the circle carries the particle outwards: the power is negative.")
-    return Feedback(False, "with hbar = R(0) v0 conserved, F^L = -m hbar^2 / R^3 along the radius, and the radial velocity is a.")
+    return Feedback(False, "with j = R(0) v0 = R^2 phi' conserved, F^L = -m j^2 / R^3 along the radius, and the radial velocity is a.")

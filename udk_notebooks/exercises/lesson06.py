@@ -13,10 +13,13 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import sympy as sm
+from sympy.physics.mechanics import dynamicsymbols
 
 from ..examples import kepler
 from ..model import Model
 from ..simulation import simulate
+from ._models import model_disagreement
 from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
 
 __all__ = ["check_1", "check_2", "check_3", "check_4"]
@@ -123,18 +126,22 @@ def check_3(ideal_force_does_work) -> Feedback:
     return Feedback(False, "F^L does no *virtual* work; compare the particle's speed at perihelion and aphelion.")
 
 
-def _circle_force(student: Model) -> tuple[np.ndarray, np.ndarray]:
-    """The constraint force of the student's model at three points of the circle, and the centripetal one."""
-    compiled = student.compile()
+@functools.cache
+def _circle_reference() -> Model:
+    """The orbit of Exercise 4 built here: the circle (holonomic) and the law of areas (nonholonomic)."""
+    x, y = dynamicsymbols("x y")
+    m, radius, momentum = sm.symbols("m R L", positive=True)
+    return Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
+                 holonomic=[x**2 + y**2 - radius**2],
+                 nonholonomic=[m * (x * y.diff() - y * x.diff()) - momentum],
+                 parameters={m: _EX4_MASS, radius: _EX4_RADIUS, momentum: _EX4_L})
+
+
+def _circle_states(count: int = 4) -> list[tuple[np.ndarray, np.ndarray]]:
+    """States of the uniform circular motion at random points of the circle (fixed seed)."""
     speed = _EX4_L / (_EX4_MASS * _EX4_RADIUS)
-    got, want = [], []
-    for angle in (0.3, 2.0, 4.4):
-        radial = np.array([np.cos(angle), np.sin(angle)])
-        tangent = np.array([-np.sin(angle), np.cos(angle)])
-        motion = compiled.motion(0.0, _EX4_RADIUS * radial, speed * tangent)
-        got.append(motion.ideal + motion.nonideal)
-        want.append(-_EX4_MASS * speed**2 / _EX4_RADIUS * radial)
-    return np.array(got), np.array(want)
+    angles = np.random.default_rng(4).uniform(0.0, 2 * np.pi, count)
+    return [(_EX4_RADIUS * np.array([np.cos(a), np.sin(a)]), speed * np.array([-np.sin(a), np.cos(a)])) for a in angles]
 
 
 @checker("a udk_notebooks.Model with the coordinates (x, y)")
@@ -150,16 +157,24 @@ def check_4(circle_model) -> Feedback:
     Returns
     -------
     Feedback
-        The model's constraint force at three points of the circle must be the
-        centripetal force ``m v^2 / R`` towards the centre, with ``v = L / (m R)``.
+        The model must have one holonomic and one nonholonomic row, its
+        constraints must hold at four random states of the uniform motion, and
+        its accelerations there must match the reference model's, without and
+        with random test forces (which is what exposes a model without the law
+        of areas: a free particle on the circle moves alike with or without it).
     """
     if not isinstance(circle_model, Model):
         raise AnswerFormError(f"`circle_model` should be a udk.Model; got {type(circle_model).__name__}")
     if len(circle_model.coordinates) != 2:
         return Feedback(False, "the model should have exactly two coordinates, (x, y).")
-    got, want = _circle_force(circle_model)
-    if np.allclose(got, want, rtol=1e-8, atol=1e-10):
-        return Feedback(True, f"Your constraint force is the centripetal force m v^2 / R = "
-                              f"{np.linalg.norm(want[0]):.6g} N towards the centre: k / R^2 with k = L^2 / (m R).")
-    return Feedback(False, f"at a point of the circle your model gives the force {np.round(got[0], 6)} N, "
-                           f"but uniform motion on it needs {np.round(want[0], 6)} N.")
+    if circle_model.n_nonholonomic == 0 and circle_model.n_holonomic == 1:
+        return Feedback(False, "the circle alone lets the particle move at any speed and be pushed along it; "
+                               "the angular momentum m (x y' - y x') = L is a second, nonholonomic constraint.")
+    problem = model_disagreement(circle_model, _circle_reference(), _circle_states())
+    if problem is not None:
+        return Feedback(False, problem)
+    speed = _EX4_L / (_EX4_MASS * _EX4_RADIUS)
+    force = _EX4_MASS * speed**2 / _EX4_RADIUS
+    return Feedback(True, f"Your model moves as the circle with the law of areas does, at four states and under test "
+                          f"forces; its constraint force is the centripetal force m v^2 / R = {force:.6g} N: "
+                          "k / R^2 with k = L^2 / (m R).")
