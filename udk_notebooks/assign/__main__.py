@@ -8,6 +8,7 @@ import sys
 from .build import BuildError, build_all
 from .format import AssignmentFormatError
 from .grade import grade_folder
+from .sandbox import Limits, SandboxUnavailable
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,6 +28,13 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--time-limit", type=float, default=600.0, help="seconds per notebook (default 600)")
     grade.add_argument("--cell-time-limit", type=float, default=120.0, help="seconds per cell (default 120)")
     grade.add_argument("--test-time-limit", type=float, default=60.0, help="seconds per test case (default 60)")
+    grade.add_argument("--memory-limit", type=float, default=4.0,
+                       help="GiB of memory for each submission's sandbox (default 4)")
+    grade.add_argument("--process-limit", type=int, default=128,
+                       help="processes and threads at once in each sandbox (default 128)")
+    grade.add_argument("--unsafe", action="store_true",
+                       help="run submissions WITHOUT a sandbox, as your own user with your files and environment "
+                            "(only for notebooks you trust); by default grading refuses to run without bubblewrap")
     return parser
 
 
@@ -38,10 +46,15 @@ def main(argv: list[str] | None = None) -> int:
                 marks = "" if result["score"] is None else f" (solutions: {result['score']:g}/{result['max_score']:g})"
                 print(f"built {result['student']}{marks}")
         else:
+            limits = Limits(memory_bytes=int(args.memory_limit * 2**30), processes=args.process_limit)
             table = grade_folder(args.autograder, args.submissions, args.out, time_limit=args.time_limit,
-                                 cell_time_limit=args.cell_time_limit, case_time_limit=args.test_time_limit)
+                                 cell_time_limit=args.cell_time_limit, case_time_limit=args.test_time_limit,
+                                 unsafe=args.unsafe, limits=limits)
             print(table.read_text(), end="")
             print(f"wrote {table} and per-student JSON feedback beside it")
+    except SandboxUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     except (AssignmentFormatError, BuildError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
