@@ -34,8 +34,11 @@ notebooks you trust (your own solutions).
 from __future__ import annotations
 
 import csv
+import datetime
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,7 +52,8 @@ import nbformat
 from .format import Assignment, Question
 from .sandbox import Limits, SandboxUnavailable, run_sandboxed, sandbox_problem
 
-__all__ = ["ExecutionReport", "execute_submission", "grade_folder", "grade_notebook", "load_autograder", "score"]
+__all__ = ["ExecutionReport", "execute_submission", "find_submissions", "grade_folder", "grade_notebook",
+           "load_autograder", "score"]
 
 OUTPUT_LIMIT = 2_000_000
 """Characters of cell output kept from one run of a notebook (the rest is dropped as it arrives)."""
@@ -503,56 +507,192 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
     return result
 
 
-def grade_folder(autograder, submissions: str | Path, out: str | Path, **options) -> Path:
-    """Grade one notebook or every ``*.ipynb`` in a folder; write JSON feedback and a CSV.
+def find_submissions(submissions: str | Path, out: str | Path | None = None) -> tuple[dict[str, Path], list[str]]:
+    """The notebooks of a submissions folder, walked with its subfolders, and what was skipped.
+
+    Returns
+    -------
+    found : dict
+        Key (the path below the folder without its suffix, ``/``-separated:
+        ``alice`` or ``section_a/alice``) to file. ``.ipynb`` is matched in any
+        letter case.
+    skipped : list of str
+        Every other file, hidden file or folder (``.ipynb_checkpoints``), each
+        with the reason.
+    """
+    submissions = Path(submissions)
+    if submissions.is_file():
+        if submissions.suffix.lower() != ".ipynb":
+            raise ValueError(f"`submissions` must be a .ipynb file or a folder of them; got {str(submissions)!r}")
+        return {submissions.stem: submissions}, []
+    if not submissions.is_dir():
+        raise ValueError(f"`submissions` must be a .ipynb file or a folder of them; got {str(submissions)!r}")
+    out = Path(out).resolve() if out is not None else None
+    found, skipped = {}, []
+    for path in sorted(submissions.rglob("*")):
+        relative = path.relative_to(submissions)
+        if out is not None and (path.resolve() == out or out in path.resolve().parents):
+            continue
+        if any(part.startswith(".") for part in relative.parts):
+            if path.is_file():
+                skipped.append(f"{relative.as_posix()}: hidden file or folder")
+            continue
+        if not path.is_file():
+            continue
+        if path.suffix.lower() != ".ipynb":
+            skipped.append(f"{relative.as_posix()}: not a notebook (.ipynb)")
+            continue
+        found[relative.with_suffix("").as_posix()] = path
+    return found, skipped
+
+
+def _status(feedback: dict) -> str:
+    execution = feedback.get("execution") or {}
+    return feedback.get("error") or ("; ".join(
+        [f"cell {e['cell']} raised" for e in execution.get("cell_errors", [])]
+        + [f"cell {c} timed out" for c in execution.get("timed_out_cells", [])]
+        + [f"kernel died in cell {c}" for c in execution.get("kernel_died_in_cells", [])]
+        + (["out of time"] if execution.get("out_of_time") else [])) or "ok")
+
+
+def _manual_answers(path: Path, spec: dict) -> dict[str, list[str]]:
+    """The answer cells of the questions graded by hand, as the student left them."""
+    manual = {q["name"] for q in spec["questions"] if q["manual"]}
+    if not manual:
+        return {}
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # an unreadable notebook has no answers to collect; its feedback says why
+        return {}
+    answers: dict[str, list[str]] = {}
+    for cell in nb.cells:
+        question = cell.get("metadata", {}).get("udk_question")
+        if question in manual:
+            answers.setdefault(question, []).append(str(cell.source))
+    return answers
+
+
+def _collect_manual(out: Path, spec: dict, collected: dict[str, dict[str, list[str]]]) -> None:
+    """``OUT/manual/<question>.md`` (every student's answer) and a ``<question>.csv`` to fill in with points."""
+    for q in (q for q in spec["questions"] if q["manual"]):
+        folder = out / "manual"
+        folder.mkdir(parents=True, exist_ok=True)
+        text = folder / f"{q['name']}.md"
+        previous = text.read_text() if text.is_file() else f"# {spec['name']}, {q['name']} ({q['points']:g} points)\n"
+        sections = dict(re.findall(r"^## (.+?)\n(.*?)(?=^## |\Z)", previous, flags=re.M | re.S))
+        for key, cells in collected.items():
+            sections[key] = "\n\n".join(cells.get(q["name"], ["(no answer cell found)"])) + "\n\n"
+        header = previous.split("\n## ", 1)[0].rstrip("\n") + "\n\n"
+        text.write_text(header + "".join(f"## {key}\n{body}" for key, body in sorted(sections.items())))
+        table = folder / f"{q['name']}.csv"
+        known = set()
+        if table.is_file():
+            with table.open(newline="") as handle:
+                known = {row["student"] for row in csv.DictReader(handle)}
+        else:
+            table.write_text("student,score,comment\n")
+        with table.open("a", newline="") as handle:
+            csv.writer(handle).writerows([key, "", ""] for key in sorted(collected) if key not in known)
+
+
+def grade_folder(autograder, submissions: str | Path, out: str | Path, *, workers: int | None = None,
+                 roster: str | Path | None = None, **options) -> Path:
+    """Grade one notebook or a folder of them (subfolders too), merged into the gradebook of ``out``.
 
     Parameters
     ----------
     autograder : str, Path or dict
         As for :func:`grade_notebook`.
     submissions : str or Path
-        A notebook, or a folder of them (one per student, named after the student).
+        A notebook, or a folder of them (one per student, section subfolders walked).
     out : str or Path
-        Folder for ``<submission>.json`` (per-question feedback) and ``scores.csv``
-        (one row per submission: ``student``, one column per question, ``total``,
-        ``max_score``, ``status``).
+        The output folder. Per submission (key ``name`` or ``section/name``):
+        ``<key>.json`` (feedback data), ``<key>.md`` and ``<key>.html``
+        (feedback for the student), ``<key>.executed.ipynb`` (the notebook as
+        it ran, for the instructor). For all: ``gradebook.json`` (merged with
+        earlier runs, see :mod:`.gradebook`), ``scores.csv``, ``grading.log``
+        (regrades, duplicate names, skipped files, students not in the roster)
+        and for questions graded by hand ``manual/<question>.md`` and ``.csv``.
+    workers : int, optional
+        Submissions graded at once, each in its own sandboxes (default: the
+        number of CPUs).
+    roster : str or Path, optional
+        A roster CSV (:func:`~.gradebook.read_roster`) naming the student of each file.
     **options
-        Passed to :func:`grade_notebook` (time limits, kernel).
+        Passed to :func:`grade_notebook` (time limits, kernel, ``unsafe``, ``limits``).
 
     Returns
     -------
     Path
-        The CSV file.
+        ``scores.csv``.
     """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from .feedback import write_feedback
+    from .gradebook import Gradebook, match_student, read_roster
+
     spec = autograder if isinstance(autograder, dict) else load_autograder(autograder)
-    submissions = Path(submissions)
-    if submissions.is_dir():
-        files = sorted(p for p in submissions.glob("*.ipynb") if not p.name.startswith("."))
-    elif submissions.suffix == ".ipynb" and submissions.is_file():
-        files = [submissions]
-    else:
-        raise ValueError(f"`submissions` must be a .ipynb file or a folder of them; got {str(submissions)!r}")
-    if not files:
-        raise ValueError(f"`submissions` folder {str(submissions)!r} holds no .ipynb file")
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1):
+        raise ValueError(f"`workers` must be a whole number of at least 1; got {workers!r}")
+    entries = read_roster(roster) if roster is not None else None
+    found, skipped = find_submissions(submissions, out)
+    if not found:
+        raise ValueError(f"`submissions` {str(submissions)!r} holds no .ipynb file"
+                         + (f" (skipped: {'; '.join(skipped[:5])})" if skipped else ""))
+    if not options.get("unsafe"):
+        problem = sandbox_problem()
+        if problem:  # refuse before grading anything, not once per file
+            raise SandboxUnavailable(f"grading refuses to run student code without a sandbox: {problem}. "
+                                     "Pass unsafe=True (--unsafe) only for notebooks you trust.")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    names = [q["name"] for q in spec["questions"]]
-    rows = []
-    for path in files:
-        feedback = grade_notebook(spec, path, **options)
-        (out / f"{path.stem}.json").write_text(json.dumps(feedback, indent=1))
-        execution = feedback.get("execution") or {}
-        status = feedback.get("error") or ("; ".join(
-            [f"cell {e['cell']} raised" for e in execution.get("cell_errors", [])]
-            + [f"cell {c} timed out" for c in execution.get("timed_out_cells", [])]
-            + [f"kernel died in cell {c}" for c in execution.get("kernel_died_in_cells", [])]
-            + (["out of time"] if execution.get("out_of_time") else [])) or "ok")
-        by_name = {q["name"]: q["score"] for q in feedback["questions"]}
-        rows.append([path.stem] + ["" if by_name[n] is None else f"{by_name[n]:g}" for n in names]
-                    + [f"{feedback['score']:g}", f"{feedback['max_score']:g}", status])
-    table = out / "scores.csv"
-    with table.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", *names, "total", "max_score", "status"])
-        writer.writerows(rows)
-    return table
+    book = Gradebook(out, spec)
+    for line in skipped:
+        book.log(f"skipped {line}")
+    stems: dict[str, list[str]] = {}
+    for key in found:
+        stems.setdefault(key.rsplit("/", 1)[-1], []).append(key)
+    for stem, keys in sorted(stems.items()):
+        if len(keys) > 1:
+            book.log(f"duplicate name {stem!r} in {len(keys)} folders, kept apart as {', '.join(keys)}")
+
+    def one(key: str, path: Path) -> tuple[str, dict, str]:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        executed = out / f"{key}.executed.ipynb"
+        executed.parent.mkdir(parents=True, exist_ok=True)
+        return key, grade_notebook(spec, path, keep_outputs=executed, **options), digest
+
+    manual_answers = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(one, key, path) for key, path in found.items()]
+        for future in as_completed(futures):
+            key, feedback, digest = future.result()
+            path = found[key]
+            entry = match_student(path.stem, entries) if entries is not None else None
+            if entries is not None and entry is None:
+                book.log(f"no roster student for {key}")
+            (out / f"{key}.json").write_text(json.dumps(feedback, indent=1))
+            write_feedback(feedback, out / key, spec, entry.name if entry and entry.name else None)
+            row = {"file": str(path), "sha256": digest, "graded_at": datetime.datetime.now(
+                       datetime.timezone.utc).isoformat(timespec="seconds"),
+                   "submitted_at": datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
+                   .isoformat(timespec="seconds"),
+                   "questions": {q["name"]: q["score"] for q in feedback["questions"]}, "status": _status(feedback),
+                   "student_id": entry.id if entry else "", "name": entry.name if entry else "",
+                   "login": entry.login if entry else "", "email": entry.email if entry else "",
+                   "lms_id": entry.lms_id if entry else "", "section": entry.section if entry else ""}
+            book.record(key, row)
+            manual_answers[key] = _manual_answers(path, spec)
+            book.save()  # after every submission: an interrupted run keeps what it graded
+    _collect_manual(out, spec, manual_answers)
+    ids = {}
+    for key, row in book.rows.items():
+        if row.get("student_id"):
+            ids.setdefault(row["student_id"], []).append(key)
+    for sid, keys in sorted(ids.items()):
+        if len(keys) > 1:
+            book.log(f"student {sid} has {len(keys)} graded submissions: {', '.join(sorted(keys))}")
+    book.save()
+    return out / "scores.csv"
