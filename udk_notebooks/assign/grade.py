@@ -380,6 +380,19 @@ def _report_of(data: dict) -> ExecutionReport:
                            out_of_time=bool(report["out_of_time"]), seconds=float(report["seconds"]))
 
 
+_RUNNER_BOOT = (
+    "import sys, types\n"
+    "package = types.ModuleType('udk_notebooks')\n"
+    f"package.__path__ = [{str(Path(__file__).resolve().parents[1])!r}]\n"
+    "sys.modules['udk_notebooks'] = package\n"
+    "from udk_notebooks.assign.run_submission import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+"""Starts :mod:`.run_submission` without running ``udk_notebooks/__init__.py``: the runner needs only
+``udk_notebooks.assign``, and importing the whole package (sympy, scipy, matplotlib) cost seconds per
+submission. The kernel it starts is a process of its own, where the student's imports are the usual ones."""
+
+
 def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit: float, cell_time_limit: float,
                        kernel_name: str, limits: Limits) -> tuple[ExecutionReport, object, str | None]:
     """Run :mod:`.run_submission` in a sandbox; the report, the executed notebook (or None) and an error."""
@@ -388,7 +401,7 @@ def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit:
         nbformat.write(nb, notebook)
         checks_file.write_text(json.dumps(checks))
         run = run_sandboxed(
-            [sys.executable, "-I", "-m", "udk_notebooks.assign.run_submission", "submission.ipynb",
+            [sys.executable, "-I", "-c", _RUNNER_BOOT, "submission.ipynb",
              "--result-fd", "{result_fd}", "--names", json.dumps(list(names)), "--time-limit", repr(time_limit),
              "--cell-time-limit", repr(cell_time_limit), "--kernel", kernel_name],
             {"submission.ipynb": notebook, checks_name: checks_file},
