@@ -29,7 +29,8 @@ import udk_notebooks
 from udk_notebooks.assign import build_assignment, grade_folder, sandbox_problem
 from udk_notebooks.assign.sandbox import Limits
 
-pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+pytestmark = [pytest.mark.slow,  # one fixture grades twelve notebooks: a minute or more
+              pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")]
 
 MARKER = f"udk-attack-{uuid.uuid4().hex[:12]}"
 """Written into the command line of every process an attack starts, to find survivors."""

@@ -31,7 +31,7 @@ def show_answer(tagged) -> str:
     """A short, readable text of a tagged answer value (:func:`~.answers.encode`)."""
     try:
         value = decode(tagged)
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return "(could not be read)"
     if isinstance(value, Unsupported):
         return f"(not usable: {value.reason})"

@@ -385,12 +385,28 @@ _RUNNER_BOOT = (
     "package = types.ModuleType('udk_notebooks')\n"
     f"package.__path__ = [{str(Path(__file__).resolve().parents[1])!r}]\n"
     "sys.modules['udk_notebooks'] = package\n"
+    "sys.modules['rfc3987_syntax'] = None\n"
     "from udk_notebooks.assign.run_submission import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 """Starts :mod:`.run_submission` without running ``udk_notebooks/__init__.py``: the runner needs only
 ``udk_notebooks.assign``, and importing the whole package (sympy, scipy, matplotlib) cost seconds per
-submission. The kernel it starts is a process of its own, where the student's imports are the usual ones."""
+submission. The kernel it starts is a process of its own, where the student's imports are the usual ones.
+It also keeps ``rfc3987_syntax`` out: jsonschema (under nbformat) imports it, when installed, only to check
+IRIs, and it builds a grammar at import that took 4 of the runner's 5 seconds."""
+
+
+def _checked_answer(tagged):
+    """A tagged answer that can be written and read back as JSON, or an "unsupported" stand-in.
+
+    The answers come from where the submission ran: one nested thousands deep
+    must cost that answer, not stop the grader.
+    """
+    try:
+        json.loads(json.dumps(tagged))
+    except (ValueError, TypeError, RecursionError):
+        return {"t": "unsupported", "v": "data the grader cannot read back"}
+    return tagged
 
 
 def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit: float, cell_time_limit: float,
@@ -413,7 +429,7 @@ def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit:
         data = json.loads(run.data.decode("utf-8", "replace"))
         report = _report_of(data)
         executed = nbformat.reads(data["notebook"], as_version=4)
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # written where the student ran
         why = "its result was too large" if run.truncated else f"it ended with status {run.returncode}"
         return empty, None, f"the notebook's sandbox returned no readable result ({why})"
     return report, executed, None
@@ -507,7 +523,7 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
         report, executed, error = _execute_sandboxed(nb, checks_name, checks_of(spec, checks_hidden), names,
                                                      time_limit=time_limit, cell_time_limit=cell_time_limit,
                                                      kernel_name=kernel_name, limits=limits)
-    answers = {name: report.answers[name] for name in names if name in report.answers}
+    answers = {name: _checked_answer(report.answers[name]) for name in names if name in report.answers}
     outcome = _run_trusted(spec, answers, case_time_limit, unsafe=unsafe, limits=limits)
     questions = score(spec, outcome)
     if keep_outputs is not None and executed is not None:

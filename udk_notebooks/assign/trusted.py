@@ -59,7 +59,7 @@ def run_job(job: dict) -> dict:
     for name, data in job["answers"].items():
         try:
             answers[name] = decode(data)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             answers[name] = Missing("could not be read back from the submission")
     results = {}
     use_alarm = hasattr(signal, "setitimer")
