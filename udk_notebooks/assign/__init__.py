@@ -7,7 +7,9 @@ public and hidden tests marked as otter-grader marks them, see
 feedback and a CSV (:mod:`.grade`). Submissions run in a fresh kernel each,
 with time limits; their answers leave the kernel as plain data
 (:mod:`.answers`) and the tests run in a separate, isolated process
-(:mod:`.trusted`), so nothing a submission redefines changes its score.
+(:mod:`.trusted`), so nothing a submission redefines changes its score. Both
+run in bubblewrap sandboxes of their own (:mod:`.sandbox`), so nothing a
+submission does reaches the grader's files, processes or other students.
 Students check their work with :class:`Checker` (``grader.check("q1")``).
 
 Command line (``python -m udk_notebooks.assign --help``)::
@@ -31,6 +33,7 @@ _LAZY = {
                      "student_notebook"], "build"),
     **dict.fromkeys(["ExecutionReport", "execute_submission", "grade_folder", "grade_notebook",
                      "load_autograder"], "grade"),
+    **dict.fromkeys(["Limits", "SandboxUnavailable", "run_sandboxed", "sandbox_problem"], "sandbox"),
 }
 
 
@@ -63,4 +66,9 @@ __all__ = [
     "grade_folder",
     "grade_notebook",
     "load_autograder",
+    # the sandbox
+    "Limits",
+    "SandboxUnavailable",
+    "run_sandboxed",
+    "sandbox_problem",
 ]

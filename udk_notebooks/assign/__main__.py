@@ -1,13 +1,16 @@
-"""Command line: ``python -m udk_notebooks.assign build|grade ...`` (see ``--help``)."""
+"""Command line: ``python -m udk_notebooks.assign build|grade|export|merge-manual|drop ...`` (see ``--help``)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .build import BuildError, build_all
 from .format import AssignmentFormatError
-from .grade import grade_folder
+from .grade import grade_folder, load_autograder
+from .gradebook import drop_row, export, merge_manual
+from .sandbox import Limits, SandboxUnavailable
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,10 +26,38 @@ def _parser() -> argparse.ArgumentParser:
     grade = commands.add_parser("grade", help="grade one submitted notebook or a folder of them")
     grade.add_argument("autograder", help="the build's autograder folder (holds assignment.json)")
     grade.add_argument("submissions", help="a .ipynb file or a folder of them, one per student")
-    grade.add_argument("--out", default="scores", help="folder for <student>.json feedback and scores.csv")
+    grade.add_argument("--out", default="scores",
+                       help="folder for the gradebook (merged with earlier runs), scores.csv and per-student "
+                            "feedback (.json, .md, .html, .executed.ipynb)")
+    grade.add_argument("--workers", type=int, default=None,
+                       help="submissions graded at once, each in its own sandbox (default: the number of CPUs)")
+    grade.add_argument("--roster", default=None,
+                       help="CSV naming each file's student: id[,name,login,email,lms_id,section,files]")
     grade.add_argument("--time-limit", type=float, default=600.0, help="seconds per notebook (default 600)")
     grade.add_argument("--cell-time-limit", type=float, default=120.0, help="seconds per cell (default 120)")
     grade.add_argument("--test-time-limit", type=float, default=60.0, help="seconds per test case (default 60)")
+    grade.add_argument("--memory-limit", type=float, default=4.0,
+                       help="GiB of memory for each submission's sandbox (default 4)")
+    grade.add_argument("--process-limit", type=int, default=128,
+                       help="processes and threads at once in each sandbox (default 128)")
+    grade.add_argument("--unsafe", action="store_true",
+                       help="run submissions WITHOUT a sandbox, as your own user with your files and environment "
+                            "(only for notebooks you trust); by default grading refuses to run without bubblewrap")
+    export = commands.add_parser("export", help="the gradebook of a grading folder as a CSV for an LMS")
+    export.add_argument("autograder", help="the build's autograder folder (holds assignment.json)")
+    export.add_argument("out", help="the grading folder (holds gradebook.json)")
+    export.add_argument("--format", choices=["canvas", "gradescope", "moodle", "csv"], default="csv")
+    export.add_argument("--roster", default=None, help="roster CSV (needed by canvas, gradescope, moodle)")
+    export.add_argument("--to", default=None, help="file written (default OUT/export-<format>.csv)")
+    manual = commands.add_parser("merge-manual", help="merge the points of a question graded by hand")
+    manual.add_argument("autograder", help="the build's autograder folder (holds assignment.json)")
+    manual.add_argument("out", help="the grading folder (holds gradebook.json)")
+    manual.add_argument("question", help="the question's name, e.g. q4")
+    manual.add_argument("scores", help="CSV with columns student,score (OUT/manual/<question>.csv filled in)")
+    drop = commands.add_parser("drop", help="remove one submission's row from the gradebook (logged)")
+    drop.add_argument("autograder", help="the build's autograder folder (holds assignment.json)")
+    drop.add_argument("out", help="the grading folder (holds gradebook.json)")
+    drop.add_argument("key", help="the row's key (the file's path below the submissions folder, no suffix)")
     return parser
 
 
@@ -37,11 +68,27 @@ def main(argv: list[str] | None = None) -> int:
             for result in build_all(args.source, args.out, verify=not args.no_verify, otter=args.otter):
                 marks = "" if result["score"] is None else f" (solutions: {result['score']:g}/{result['max_score']:g})"
                 print(f"built {result['student']}{marks}")
-        else:
+        elif args.command == "grade":
+            limits = Limits(memory_bytes=int(args.memory_limit * 2**30), processes=args.process_limit)
             table = grade_folder(args.autograder, args.submissions, args.out, time_limit=args.time_limit,
-                                 cell_time_limit=args.cell_time_limit, case_time_limit=args.test_time_limit)
+                                 cell_time_limit=args.cell_time_limit, case_time_limit=args.test_time_limit,
+                                 unsafe=args.unsafe, limits=limits, workers=args.workers, roster=args.roster)
             print(table.read_text(), end="")
-            print(f"wrote {table} and per-student JSON feedback beside it")
+            print(f"wrote {table}, gradebook.json and per-student feedback (.md, .html, .json, .executed.ipynb) "
+                  f"beside it; see {table.parent / 'grading.log'}")
+        elif args.command == "export":
+            spec = load_autograder(args.autograder)
+            dest = args.to or str(Path(args.out) / f"export-{args.format}.csv")
+            print(f"wrote {export(args.out, spec, args.format, dest, roster=args.roster)}")
+        elif args.command == "merge-manual":
+            count = merge_manual(args.out, load_autograder(args.autograder), args.question, args.scores)
+            print(f"merged {count} hand-graded score(s) of {args.question} into {Path(args.out) / 'gradebook.json'}")
+        else:
+            drop_row(args.out, load_autograder(args.autograder), args.key)
+            print(f"dropped {args.key} from {Path(args.out) / 'gradebook.json'}")
+    except SandboxUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     except (AssignmentFormatError, BuildError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -40,6 +40,7 @@ from .grade import checks_of, grade_notebook, spec_of
 __all__ = ["BuildError", "build_all", "build_assignment", "export_otter", "solution_notebook", "student_notebook"]
 
 ANSWER_CELL_TAG = "otter_answer_cell"  # otter-grader's tag for the cells students fill in
+MANUAL_PROMPT = "_Type your answer here, replacing this text._"  # otter-grader's prompt for written answers
 
 
 class BuildError(RuntimeError):
@@ -69,6 +70,7 @@ def _notebook(assignment: Assignment, student: bool) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(assignment.metadata))
     public = {q.name for q in assignment.questions if q.public_tests}
     checked = {q.name for q in assignment.questions if not q.manual}
+    manual = {q.name for q in assignment.questions if q.manual}
     check_names = public if student else checked
     placed_init = False
     for part in assignment.cells:
@@ -83,6 +85,10 @@ def _notebook(assignment: Assignment, student: bool) -> nbformat.NotebookNode:
                     cell.metadata.setdefault("tags", []).append(ANSWER_CELL_TAG)
             elif not student:
                 cell = _clean(part.cell)
+            elif part.question in manual:  # a written answer: the student gets a cell to write it in
+                cell = nbformat.v4.new_markdown_cell(MANUAL_PROMPT, metadata={"tags": [ANSWER_CELL_TAG]})
+            if cell is not None and part.question:
+                cell.metadata["udk_question"] = part.question  # the grader collects hand-graded answers by it
         if cell is not None:
             if not placed_init and cell.cell_type == "code":
                 nb.cells.append(_init_cell(assignment.name))

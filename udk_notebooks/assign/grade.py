@@ -2,47 +2,61 @@
 
 For each submitted notebook :func:`grade_notebook`
 
-1. executes its code cells one by one in a fresh kernel (nbclient) whose
-   working folder is an empty temporary one holding only the public checks
-   file (so its ``grader.check`` cells run). A cell that raises is recorded and execution goes
-   on. When a cell runs past ``cell_time_limit`` or kills its kernel, the
+1. executes its code cells one by one in a fresh kernel (nbclient) inside a
+   bubblewrap sandbox of its own (:mod:`udk_notebooks.assign.sandbox`): no
+   network, nothing of the grader's files but the read-only system and
+   Python environment, a cleared environment, limits on memory, processes,
+   file sizes and wall time, every process killed when it ends. Its working
+   folder holds only the notebook and the public checks file (so its
+   ``grader.check`` cells run). A cell that raises is recorded and execution
+   goes on. When a cell runs past ``cell_time_limit`` or kills its kernel, the
    kernel is shut down and a new one runs the notebook again without the
    offending cells (a kernel that ignored or survived an interrupt could not
    be trusted to report the later cells). All of it fits in ``time_limit``
-   per notebook;
+   per notebook; the cells' outputs are capped;
 2. asks that kernel for the values of every answer name, as plain data
    (:mod:`udk_notebooks.assign.answers`), then shuts it down;
-3. runs the public and hidden tests in a new, isolated Python process
-   (:mod:`udk_notebooks.assign.trusted`) that imports the package afresh.
+3. runs the public and hidden tests in a new Python process
+   (:mod:`udk_notebooks.assign.trusted`) in another sandbox, which sees the
+   tests and that student's answers (data in, results out) and nothing else.
 
 So a cell that crashes or never ends costs exactly the questions whose
-answers it was to define, and nothing the submission redefines in its own
-kernel reaches the tests.
+answers it was to define, nothing the submission redefines in its own
+kernel reaches the tests, and nothing it does on disk or with processes
+outlives its sandbox or reaches the spec, the package or other students.
 
-Limits: the protection is against what a notebook does in its own namespace.
-The submission runs as your user and could change files on disk (even the
-installed package); grade untrusted work in a container or a throw-away
-account, as otter-grader does with Docker.
+Without bubblewrap grading refuses to run (:class:`~.sandbox.SandboxUnavailable`,
+saying why) unless told ``unsafe=True`` (``--unsafe``): then the kernel and
+the tests run as the grader's own processes, which is safe only for
+notebooks you trust (your own solutions).
 """
 
 from __future__ import annotations
 
 import csv
+import datetime
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import nbformat
 
 from .format import Assignment, Question
+from .sandbox import Limits, SandboxUnavailable, run_sandboxed, sandbox_problem
 
-__all__ = ["ExecutionReport", "execute_submission", "grade_folder", "grade_notebook", "load_autograder", "score"]
+__all__ = ["ExecutionReport", "execute_submission", "find_submissions", "grade_folder", "grade_notebook",
+           "load_autograder", "score"]
+
+OUTPUT_LIMIT = 2_000_000
+"""Characters of cell output kept from one run of a notebook (the rest is dropped as it arrives)."""
 
 ANSWER_TIMEOUT = 60.0
 """Seconds the kernel has to hand over the answers after the last cell."""
@@ -102,8 +116,40 @@ def _error_of(cell) -> str | None:
     return None
 
 
+def _capped_client_class():
+    """nbclient's client, keeping at most ``output_limit`` characters of outputs of a run.
+
+    Outputs beyond the limit are dropped as they arrive (a cell printing
+    gigabytes would otherwise fill the memory of the process collecting them);
+    one note says so.
+    """
+    from nbclient import NotebookClient
+    from nbformat.v4 import new_output
+
+    class CappedClient(NotebookClient):
+        output_limit = OUTPUT_LIMIT
+        _used = 0
+        _noted = False
+
+        def output(self, outs, msg, display_id, cell_index):
+            content = msg.get("content", {})
+            size = len(str(content.get("text", ""))) + sum(len(str(v)) for v in content.get("data", {}).values())
+            self._used += size
+            if self._used > self.output_limit and msg.get("msg_type") in ("stream", "display_data",
+                                                                            "execute_result", "update_display_data"):
+                if not self._noted:
+                    self._noted = True
+                    outs.append(new_output("stream", name="stderr",
+                                           text=f"[grader: outputs beyond {self.output_limit} characters dropped]\n"))
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
+    return CappedClient
+
+
 def execute_submission(nb, workdir: str | Path, answer_names, *, time_limit: float = 600.0,
-                       cell_time_limit: float = 120.0, kernel_name: str = "python3") -> ExecutionReport:
+                       cell_time_limit: float = 120.0, kernel_name: str = "python3",
+                       output_limit: int = OUTPUT_LIMIT) -> ExecutionReport:
     """Execute a notebook cell by cell in a fresh kernel and read its answers.
 
     Parameters
@@ -120,16 +166,25 @@ def execute_submission(nb, workdir: str | Path, answer_names, *, time_limit: flo
         Seconds for one cell, within what is left of ``time_limit``.
     kernel_name : str, optional
         Jupyter kernel to use.
+    output_limit : int, optional
+        Characters of outputs kept (per kernel run); later outputs are dropped.
 
     Returns
     -------
     ExecutionReport
+
+    Notes
+    -----
+    This runs the notebook as the calling process's user, in its environment:
+    :func:`grade_notebook` calls it inside a sandbox.
     """
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     time_limit = _positive(time_limit, "time_limit")
     cell_time_limit = _positive(cell_time_limit, "cell_time_limit")
+    if not (isinstance(output_limit, int) and output_limit > 0):
+        raise ValueError(f"`output_limit` must be a positive whole number of characters; got {output_limit!r}")
+    client_class = _capped_client_class()
     workdir = Path(workdir)
     start = time.monotonic()
     deadline = start + time_limit
@@ -140,8 +195,9 @@ def execute_submission(nb, workdir: str | Path, answer_names, *, time_limit: flo
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
     answers_file = Path(tempfile.mkdtemp(prefix="answers-")) / "answers.json"
     while True:
-        client = NotebookClient(nb, kernel_name=kernel_name, allow_errors=True, shutdown_kernel="immediate",
-                                resources={"metadata": {"path": str(workdir)}})
+        client = client_class(nb, kernel_name=kernel_name, allow_errors=True, shutdown_kernel="immediate",
+                              resources={"metadata": {"path": str(workdir)}})
+        client.output_limit = output_limit
         errors, broken, out_of_time, answers = [], False, False, {}
         with client.setup_kernel(env=env):
             for index in code:
@@ -237,27 +293,57 @@ def checks_of(spec: dict, hidden: bool) -> dict:
                       for q in spec["questions"] if not q["manual"]}}
 
 
-def _run_trusted(spec: dict, answers: dict, case_time_limit: float) -> dict:
+def _job_of(spec: dict, answers: dict, case_time_limit: float) -> tuple[dict, int]:
     graded = [q for q in spec["questions"] if not q["manual"]]
     job = {"given": spec["given"], "answers": answers, "case_time_limit": case_time_limit,
            "questions": [{"name": q["name"], "answers": q["answers"],
                           "tests": [{"code": t["code"], "hidden": t["hidden"], "reads": t["reads"]}
                                     for t in q["tests"]]} for q in graded]}
-    n_cases = sum(len(q["tests"]) for q in graded)
+    return job, sum(len(q["tests"]) for q in graded)
+
+
+def _outcome_of(data) -> dict:
+    """The trusted process's result, checked to have the form :func:`score` reads."""
+    if not (isinstance(data, dict) and isinstance(data.get("results"), dict)):
+        raise ValueError("not a result")
+    for outcomes in data["results"].values():
+        if not (isinstance(outcomes, list) and all(isinstance(o, dict) and isinstance(o.get("passed"), bool)
+                                                   and isinstance(o.get("message"), str) for o in outcomes)):
+            raise ValueError("not a result")
+    return data
+
+
+def _run_trusted(spec: dict, answers: dict, case_time_limit: float, *, unsafe: bool = False,
+                 limits: Limits | None = None) -> dict:
+    """Run the tests on the answers in a fresh process: in a sandbox of its own, or (``unsafe``) as we are."""
+    job, n_cases = _job_of(spec, answers, case_time_limit)
+    wall = 120 + case_time_limit * max(n_cases, 1)
     with tempfile.TemporaryDirectory(prefix="udk-trusted-") as folder:
         job_file, result_file = Path(folder) / "job.json", Path(folder) / "result.json"
         job_file.write_text(json.dumps(job))
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
-        try:
-            run = subprocess.run([sys.executable, "-I", "-m", "udk_notebooks.assign.trusted", str(job_file),
-                                  str(result_file)], cwd=folder, env=env, capture_output=True, text=True,
-                                 timeout=120 + case_time_limit * max(n_cases, 1))
-        except subprocess.TimeoutExpired:
-            return {"setup_error": "the test process ran out of time", "results": {}}
-        if run.returncode != 0 or not result_file.is_file():
-            tail = (run.stderr or "").strip().splitlines()[-3:]
-            return {"setup_error": "the test process failed: " + " | ".join(tail), "results": {}}
-        return json.loads(result_file.read_text())
+        if unsafe:
+            env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
+            try:
+                run = subprocess.run([sys.executable, "-I", "-m", "udk_notebooks.assign.trusted", str(job_file),
+                                      str(result_file)], cwd=folder, env=env, capture_output=True, text=True,
+                                     timeout=wall)
+            except subprocess.TimeoutExpired:
+                return {"setup_error": "the test process ran out of time", "results": {}}
+            returncode, stderr = run.returncode, run.stderr or ""
+            data = result_file.read_text() if result_file.is_file() else ""
+        else:
+            limits = Limits() if limits is None else limits
+            run = run_sandboxed([sys.executable, "-I", "-m", "udk_notebooks.assign.trusted", "job.json",
+                                 "--result-fd", "{result_fd}"], {"job.json": job_file},
+                                limits=replace(limits, wall_seconds=wall))
+            if run.timed_out:
+                return {"setup_error": "the test process ran out of time", "results": {}}
+            returncode, stderr, data = run.returncode, run.stderr_tail, run.data.decode("utf-8", "replace")
+    try:
+        return _outcome_of(json.loads(data))
+    except ValueError:
+        tail = stderr.strip().splitlines()[-3:]
+        return {"setup_error": f"the test process failed (exit {returncode}): " + " | ".join(tail), "results": {}}
 
 
 def score(spec: dict, outcome: dict) -> list[dict]:
@@ -284,9 +370,75 @@ def score(spec: dict, outcome: dict) -> list[dict]:
     return questions
 
 
+def _report_of(data: dict) -> ExecutionReport:
+    """An :class:`ExecutionReport` from the sandbox's JSON (written where the submission ran: checked)."""
+    report = data["report"]
+    errors = [{"cell": int(e["cell"]), "error": str(e["error"])[:2000]} for e in report["errors"]][:1000]
+    return ExecutionReport(answers=dict(data["answers"]), errors=errors,
+                           timed_out=[int(c) for c in report["timed_out"]][:1000],
+                           died=[int(c) for c in report["died"]][:1000], restarts=int(report["restarts"]),
+                           out_of_time=bool(report["out_of_time"]), seconds=float(report["seconds"]))
+
+
+_RUNNER_BOOT = (
+    "import sys, types\n"
+    "package = types.ModuleType('udk_notebooks')\n"
+    f"package.__path__ = [{str(Path(__file__).resolve().parents[1])!r}]\n"
+    "sys.modules['udk_notebooks'] = package\n"
+    "sys.modules['rfc3987_syntax'] = None\n"
+    "from udk_notebooks.assign.run_submission import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+"""Starts :mod:`.run_submission` without running ``udk_notebooks/__init__.py``: the runner needs only
+``udk_notebooks.assign``, and importing the whole package (sympy, scipy, matplotlib) cost seconds per
+submission. The kernel it starts is a process of its own, where the student's imports are the usual ones.
+It also keeps ``rfc3987_syntax`` out: jsonschema (under nbformat) imports it, when installed, only to check
+IRIs, and it builds a grammar at import that took 4 of the runner's 5 seconds."""
+
+
+def _checked_answer(tagged):
+    """A tagged answer that can be written and read back as JSON, or an "unsupported" stand-in.
+
+    The answers come from where the submission ran: one nested thousands deep
+    must cost that answer, not stop the grader.
+    """
+    try:
+        json.loads(json.dumps(tagged))
+    except (ValueError, TypeError, RecursionError):
+        return {"t": "unsupported", "v": "data the grader cannot read back"}
+    return tagged
+
+
+def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit: float, cell_time_limit: float,
+                       kernel_name: str, limits: Limits) -> tuple[ExecutionReport, object, str | None]:
+    """Run :mod:`.run_submission` in a sandbox; the report, the executed notebook (or None) and an error."""
+    with tempfile.TemporaryDirectory(prefix="udk-grade-") as folder:
+        notebook, checks_file = Path(folder) / "submission.ipynb", Path(folder) / checks_name
+        nbformat.write(nb, notebook)
+        checks_file.write_text(json.dumps(checks))
+        run = run_sandboxed(
+            [sys.executable, "-I", "-c", _RUNNER_BOOT, "submission.ipynb",
+             "--result-fd", "{result_fd}", "--names", json.dumps(list(names)), "--time-limit", repr(time_limit),
+             "--cell-time-limit", repr(cell_time_limit), "--kernel", kernel_name],
+            {"submission.ipynb": notebook, checks_name: checks_file},
+            limits=replace(limits, wall_seconds=time_limit + ANSWER_TIMEOUT + 60))
+    empty = ExecutionReport({}, [], [], [], 0, run.timed_out, run.seconds)
+    if run.timed_out:
+        return empty, None, "the notebook's sandbox ran out of time"
+    try:
+        data = json.loads(run.data.decode("utf-8", "replace"))
+        report = _report_of(data)
+        executed = nbformat.reads(data["notebook"], as_version=4)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # written where the student ran
+        why = "its result was too large" if run.truncated else f"it ended with status {run.returncode}"
+        return empty, None, f"the notebook's sandbox returned no readable result ({why})"
+    return report, executed, None
+
+
 def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 600.0,
                    cell_time_limit: float = 120.0, case_time_limit: float = 60.0, kernel_name: str = "python3",
-                   checks_hidden: bool = False, keep_outputs: str | Path | None = None) -> dict:
+                   checks_hidden: bool = False, keep_outputs: str | Path | None = None, unsafe: bool = False,
+                   limits: Limits | None = None) -> dict:
     """Grade one submitted notebook.
 
     Parameters
@@ -305,97 +457,271 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
         the solutions at build time); the score does not depend on it.
     keep_outputs : str or Path, optional
         Write the executed notebook (with outputs) there.
+    unsafe : bool, optional
+        Run without a sandbox, as the grader's own user and environment: only
+        for notebooks you trust. Without it, grading refuses to run when
+        bubblewrap is not available.
+    limits : Limits, optional
+        Memory, processes, file and folder sizes of each sandbox (the wall
+        time follows the time limits).
 
     Returns
     -------
     dict
         ``{"submission", "assignment", "score", "max_score", "questions": [{"name",
         "score", "max_score", "tests": [{"hidden", "points", "passed",
-        "message"}]}], "execution": {...}}``; a notebook that cannot be read
-        scores zero with the reason in ``"error"``.
+        "message"}]}], "answers": {name: tagged value}, "execution": {...},
+        "sandboxed": bool, "manual_points": float}``: ``score`` and
+        ``max_score`` count the automatically graded questions, ``manual_points``
+        the questions graded by hand (their ``score`` is None). A notebook that
+        cannot be read scores zero with the reason in ``"error"``.
+
+    Raises
+    ------
+    SandboxUnavailable
+        Without ``unsafe``, when no sandbox can be made here (the message says why).
     """
     spec = autograder if isinstance(autograder, dict) else load_autograder(autograder)
     submission = Path(submission)
-    if submission.suffix != ".ipynb" or not submission.is_file():
+    if submission.suffix.lower() != ".ipynb" or not submission.is_file():
         raise ValueError(f"`submission` must be an existing .ipynb file; got {str(submission)!r}")
+    if limits is not None and not isinstance(limits, Limits):
+        raise ValueError(f"`limits` must be a udk_notebooks.assign.sandbox.Limits; got {type(limits).__name__}")
+    if not unsafe:
+        problem = sandbox_problem()
+        if problem:
+            raise SandboxUnavailable(f"grading refuses to run student code without a sandbox: {problem}. "
+                                     "Pass unsafe=True (--unsafe) only for notebooks you trust.")
+    time_limit = _positive(time_limit, "time_limit")
+    cell_time_limit = _positive(cell_time_limit, "cell_time_limit")
+    case_time_limit = _positive(case_time_limit, "case_time_limit")
     names = sorted({name for q in spec["questions"] for name in q["answers"]})
     max_score = float(sum(q["points"] for q in spec["questions"] if not q["manual"]))
-    feedback = {"submission": submission.name, "assignment": spec["name"], "max_score": max_score}
+    manual_points = float(sum(q["points"] for q in spec["questions"] if q["manual"]))
+    feedback = {"submission": submission.name, "assignment": spec["name"], "max_score": max_score,
+                "manual_points": manual_points, "sandboxed": not unsafe}
     try:
         nb = nbformat.read(submission, as_version=4)
     except Exception as exc:  # not JSON, not a notebook: the student scores zero, the reason is kept
         outcome = {"setup_error": f"the submission is not a readable notebook ({type(exc).__name__})", "results": {}}
         questions = score(spec, outcome)
-        return {**feedback, "score": 0.0, "questions": questions, "error": outcome["setup_error"], "execution": None}
+        return {**feedback, "score": 0.0, "questions": questions, "answers": {}, "error": outcome["setup_error"],
+                "execution": None}
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    with tempfile.TemporaryDirectory(prefix="udk-grade-") as workdir:
-        checks_name = f"{spec['name']}_checks.json"
-        (Path(workdir) / checks_name).write_text(json.dumps(checks_of(spec, checks_hidden)))
-        report = execute_submission(nb, workdir, names, time_limit=time_limit, cell_time_limit=cell_time_limit,
-                                    kernel_name=kernel_name)
-    outcome = _run_trusted(spec, report.answers, _positive(case_time_limit, "case_time_limit"))
+    checks_name = f"{spec['name']}_checks.json"
+    error = None
+    if unsafe:
+        with tempfile.TemporaryDirectory(prefix="udk-grade-") as workdir:
+            (Path(workdir) / checks_name).write_text(json.dumps(checks_of(spec, checks_hidden)))
+            report = execute_submission(nb, workdir, names, time_limit=time_limit, cell_time_limit=cell_time_limit,
+                                        kernel_name=kernel_name)
+        executed = nb
+    else:
+        limits = Limits() if limits is None else limits
+        report, executed, error = _execute_sandboxed(nb, checks_name, checks_of(spec, checks_hidden), names,
+                                                     time_limit=time_limit, cell_time_limit=cell_time_limit,
+                                                     kernel_name=kernel_name, limits=limits)
+    answers = {name: _checked_answer(report.answers[name]) for name in names if name in report.answers}
+    outcome = _run_trusted(spec, answers, case_time_limit, unsafe=unsafe, limits=limits)
     questions = score(spec, outcome)
-    if keep_outputs is not None:
-        nbformat.write(nb, keep_outputs)
+    if keep_outputs is not None and executed is not None:
+        nbformat.write(executed, keep_outputs)
     total = sum(q["score"] or 0.0 for q in questions)
-    result = {**feedback, "score": round(total, 10), "questions": questions, "execution": report.summary()}
-    if outcome.get("setup_error"):
-        result["error"] = outcome["setup_error"]
+    result = {**feedback, "score": round(total, 10), "questions": questions, "answers": answers,
+              "execution": report.summary()}
+    if error or outcome.get("setup_error"):
+        result["error"] = error or outcome["setup_error"]
     return result
 
 
-def grade_folder(autograder, submissions: str | Path, out: str | Path, **options) -> Path:
-    """Grade one notebook or every ``*.ipynb`` in a folder; write JSON feedback and a CSV.
+def find_submissions(submissions: str | Path, out: str | Path | None = None) -> tuple[dict[str, Path], list[str]]:
+    """The notebooks of a submissions folder, walked with its subfolders, and what was skipped.
+
+    Returns
+    -------
+    found : dict
+        Key (the path below the folder without its suffix, ``/``-separated:
+        ``alice`` or ``section_a/alice``) to file. ``.ipynb`` is matched in any
+        letter case.
+    skipped : list of str
+        Every other file, hidden file or folder (``.ipynb_checkpoints``), each
+        with the reason.
+    """
+    submissions = Path(submissions)
+    if submissions.is_file():
+        if submissions.suffix.lower() != ".ipynb":
+            raise ValueError(f"`submissions` must be a .ipynb file or a folder of them; got {str(submissions)!r}")
+        return {submissions.stem: submissions}, []
+    if not submissions.is_dir():
+        raise ValueError(f"`submissions` must be a .ipynb file or a folder of them; got {str(submissions)!r}")
+    out = Path(out).resolve() if out is not None else None
+    found, skipped = {}, []
+    for path in sorted(submissions.rglob("*")):
+        relative = path.relative_to(submissions)
+        if out is not None and (path.resolve() == out or out in path.resolve().parents):
+            continue
+        if any(part.startswith(".") for part in relative.parts):
+            if path.is_file():
+                skipped.append(f"{relative.as_posix()}: hidden file or folder")
+            continue
+        if not path.is_file():
+            continue
+        if path.suffix.lower() != ".ipynb":
+            skipped.append(f"{relative.as_posix()}: not a notebook (.ipynb)")
+            continue
+        found[relative.with_suffix("").as_posix()] = path
+    return found, skipped
+
+
+def _status(feedback: dict) -> str:
+    execution = feedback.get("execution") or {}
+    return feedback.get("error") or ("; ".join(
+        [f"cell {e['cell']} raised" for e in execution.get("cell_errors", [])]
+        + [f"cell {c} timed out" for c in execution.get("timed_out_cells", [])]
+        + [f"kernel died in cell {c}" for c in execution.get("kernel_died_in_cells", [])]
+        + (["out of time"] if execution.get("out_of_time") else [])) or "ok")
+
+
+def _manual_answers(path: Path, spec: dict) -> dict[str, list[str]]:
+    """The answer cells of the questions graded by hand, as the student left them."""
+    manual = {q["name"] for q in spec["questions"] if q["manual"]}
+    if not manual:
+        return {}
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # an unreadable notebook has no answers to collect; its feedback says why
+        return {}
+    answers: dict[str, list[str]] = {}
+    for cell in nb.cells:
+        question = cell.get("metadata", {}).get("udk_question")
+        if question in manual:
+            answers.setdefault(question, []).append(str(cell.source))
+    return answers
+
+
+def _collect_manual(out: Path, spec: dict, collected: dict[str, dict[str, list[str]]]) -> None:
+    """``OUT/manual/<question>.md`` (every student's answer) and a ``<question>.csv`` to fill in with points."""
+    for q in (q for q in spec["questions"] if q["manual"]):
+        folder = out / "manual"
+        folder.mkdir(parents=True, exist_ok=True)
+        text = folder / f"{q['name']}.md"
+        previous = text.read_text() if text.is_file() else f"# {spec['name']}, {q['name']} ({q['points']:g} points)\n"
+        sections = dict(re.findall(r"^## (.+?)\n(.*?)(?=^## |\Z)", previous, flags=re.M | re.S))
+        for key, cells in collected.items():
+            sections[key] = "\n\n".join(cells.get(q["name"], ["(no answer cell found)"])) + "\n\n"
+        header = previous.split("\n## ", 1)[0].rstrip("\n") + "\n\n"
+        text.write_text(header + "".join(f"## {key}\n{body}" for key, body in sorted(sections.items())))
+        table = folder / f"{q['name']}.csv"
+        known = set()
+        if table.is_file():
+            with table.open(newline="") as handle:
+                known = {row["student"] for row in csv.DictReader(handle)}
+        else:
+            table.write_text("student,score,comment\n")
+        with table.open("a", newline="") as handle:
+            csv.writer(handle).writerows([key, "", ""] for key in sorted(collected) if key not in known)
+
+
+def grade_folder(autograder, submissions: str | Path, out: str | Path, *, workers: int | None = None,
+                 roster: str | Path | None = None, **options) -> Path:
+    """Grade one notebook or a folder of them (subfolders too), merged into the gradebook of ``out``.
 
     Parameters
     ----------
     autograder : str, Path or dict
         As for :func:`grade_notebook`.
     submissions : str or Path
-        A notebook, or a folder of them (one per student, named after the student).
+        A notebook, or a folder of them (one per student, section subfolders walked).
     out : str or Path
-        Folder for ``<submission>.json`` (per-question feedback) and ``scores.csv``
-        (one row per submission: ``student``, one column per question, ``total``,
-        ``max_score``, ``status``).
+        The output folder. Per submission (key ``name`` or ``section/name``):
+        ``<key>.json`` (feedback data), ``<key>.md`` and ``<key>.html``
+        (feedback for the student), ``<key>.executed.ipynb`` (the notebook as
+        it ran, for the instructor). For all: ``gradebook.json`` (merged with
+        earlier runs, see :mod:`.gradebook`), ``scores.csv``, ``grading.log``
+        (regrades, duplicate names, skipped files, students not in the roster)
+        and for questions graded by hand ``manual/<question>.md`` and ``.csv``.
+    workers : int, optional
+        Submissions graded at once, each in its own sandboxes (default: the
+        number of CPUs).
+    roster : str or Path, optional
+        A roster CSV (:func:`~.gradebook.read_roster`) naming the student of each file.
     **options
-        Passed to :func:`grade_notebook` (time limits, kernel).
+        Passed to :func:`grade_notebook` (time limits, kernel, ``unsafe``, ``limits``).
 
     Returns
     -------
     Path
-        The CSV file.
+        ``scores.csv``.
     """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from .feedback import write_feedback
+    from .gradebook import Gradebook, match_student, read_roster
+
     spec = autograder if isinstance(autograder, dict) else load_autograder(autograder)
-    submissions = Path(submissions)
-    if submissions.is_dir():
-        files = sorted(p for p in submissions.glob("*.ipynb") if not p.name.startswith("."))
-    elif submissions.suffix == ".ipynb" and submissions.is_file():
-        files = [submissions]
-    else:
-        raise ValueError(f"`submissions` must be a .ipynb file or a folder of them; got {str(submissions)!r}")
-    if not files:
-        raise ValueError(f"`submissions` folder {str(submissions)!r} holds no .ipynb file")
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1):
+        raise ValueError(f"`workers` must be a whole number of at least 1; got {workers!r}")
+    entries = read_roster(roster) if roster is not None else None
+    found, skipped = find_submissions(submissions, out)
+    if not found:
+        raise ValueError(f"`submissions` {str(submissions)!r} holds no .ipynb file"
+                         + (f" (skipped: {'; '.join(skipped[:5])})" if skipped else ""))
+    if not options.get("unsafe"):
+        problem = sandbox_problem()
+        if problem:  # refuse before grading anything, not once per file
+            raise SandboxUnavailable(f"grading refuses to run student code without a sandbox: {problem}. "
+                                     "Pass unsafe=True (--unsafe) only for notebooks you trust.")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    names = [q["name"] for q in spec["questions"]]
-    rows = []
-    for path in files:
-        feedback = grade_notebook(spec, path, **options)
-        (out / f"{path.stem}.json").write_text(json.dumps(feedback, indent=1))
-        execution = feedback.get("execution") or {}
-        status = feedback.get("error") or ("; ".join(
-            [f"cell {e['cell']} raised" for e in execution.get("cell_errors", [])]
-            + [f"cell {c} timed out" for c in execution.get("timed_out_cells", [])]
-            + [f"kernel died in cell {c}" for c in execution.get("kernel_died_in_cells", [])]
-            + (["out of time"] if execution.get("out_of_time") else [])) or "ok")
-        by_name = {q["name"]: q["score"] for q in feedback["questions"]}
-        rows.append([path.stem] + ["" if by_name[n] is None else f"{by_name[n]:g}" for n in names]
-                    + [f"{feedback['score']:g}", f"{feedback['max_score']:g}", status])
-    table = out / "scores.csv"
-    with table.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", *names, "total", "max_score", "status"])
-        writer.writerows(rows)
-    return table
+    book = Gradebook(out, spec)
+    for line in skipped:
+        book.log(f"skipped {line}")
+    stems: dict[str, list[str]] = {}
+    for key in found:
+        stems.setdefault(key.rsplit("/", 1)[-1], []).append(key)
+    for stem, keys in sorted(stems.items()):
+        if len(keys) > 1:
+            book.log(f"duplicate name {stem!r} in {len(keys)} folders, kept apart as {', '.join(keys)}")
+
+    def one(key: str, path: Path) -> tuple[str, dict, str]:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        executed = out / f"{key}.executed.ipynb"
+        executed.parent.mkdir(parents=True, exist_ok=True)
+        return key, grade_notebook(spec, path, keep_outputs=executed, **options), digest
+
+    manual_answers = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(one, key, path) for key, path in found.items()]
+        for future in as_completed(futures):
+            key, feedback, digest = future.result()
+            path = found[key]
+            entry = match_student(path.stem, entries) if entries is not None else None
+            if entries is not None and entry is None:
+                book.log(f"no roster student for {key}")
+            (out / f"{key}.json").write_text(json.dumps(feedback, indent=1))
+            write_feedback(feedback, out / key, spec, entry.name if entry and entry.name else None)
+            row = {"file": str(path), "sha256": digest, "graded_at": datetime.datetime.now(
+                       datetime.timezone.utc).isoformat(timespec="seconds"),
+                   "submitted_at": datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
+                   .isoformat(timespec="seconds"),
+                   "questions": {q["name"]: q["score"] for q in feedback["questions"]}, "status": _status(feedback),
+                   "student_id": entry.id if entry else "", "name": entry.name if entry else "",
+                   "login": entry.login if entry else "", "email": entry.email if entry else "",
+                   "lms_id": entry.lms_id if entry else "", "section": entry.section if entry else ""}
+            book.record(key, row)
+            manual_answers[key] = _manual_answers(path, spec)
+            book.save()  # after every submission: an interrupted run keeps what it graded
+    _collect_manual(out, spec, manual_answers)
+    ids = {}
+    for key, row in book.rows.items():
+        if row.get("student_id"):
+            ids.setdefault(row["student_id"], []).append(key)
+    for sid, keys in sorted(ids.items()):
+        if len(keys) > 1:
+            book.log(f"student {sid} has {len(keys)} graded submissions: {', '.join(sorted(keys))}")
+    book.save()
+    return out / "scores.csv"

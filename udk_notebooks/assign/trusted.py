@@ -10,6 +10,10 @@ own copy of that namespace with the student's answers filled in as plain data
 its own kernel (redefining ``grader.check``, ``np.allclose``, the solver,
 ``AssertionError``) exists here.
 
+The grader runs it in a sandbox of its own (:mod:`udk_notebooks.assign.sandbox`)
+that sees the job file and nothing of the grader's files; the result leaves
+through a pipe (``--result-fd``).
+
 JOB is a JSON file: ``{"given": [source, ...], "questions": [{"name", "tests":
 [{"code", "hidden", "reads"}]}], "answers": {name: tagged value},
 "case_time_limit": seconds}``. RESULT receives ``{"setup_error": str or null,
@@ -55,7 +59,7 @@ def run_job(job: dict) -> dict:
     for name, data in job["answers"].items():
         try:
             answers[name] = decode(data)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             answers[name] = Missing("could not be read back from the submission")
     results = {}
     use_alarm = hasattr(signal, "setitimer")
@@ -87,12 +91,21 @@ def run_job(job: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``JOB.json RESULT.json``, or ``JOB.json --result-fd N`` (the result written to that descriptor: the
+    grader's sandbox hands results out through a pipe, see :mod:`udk_notebooks.assign.sandbox`)."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 2:
-        print("usage: python -I -m udk_notebooks.assign.trusted JOB.json RESULT.json", file=sys.stderr)
+    to_fd = len(argv) == 3 and argv[1] == "--result-fd" and argv[2].isdigit()
+    if len(argv) != 2 and not to_fd:
+        print("usage: python -I -m udk_notebooks.assign.trusted JOB.json (RESULT.json | --result-fd N)",
+              file=sys.stderr)
         return 2
     job = json.loads(Path(argv[0]).read_text())
-    Path(argv[1]).write_text(json.dumps(run_job(job)))
+    result = json.dumps(run_job(job))
+    if to_fd:
+        with os.fdopen(int(argv[2]), "w") as handle:
+            handle.write(result)
+    else:
+        Path(argv[1]).write_text(result)
     return 0
 
 
