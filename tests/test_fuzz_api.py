@@ -134,3 +134,117 @@ def test_r12_kink_in_a_constraint_is_refused_by_name():
                   holonomic=[y - sm.Abs(x)])
     with pytest.raises(ValueError, match=r"`potential_energy`.*kink"):
         udk.Model([x], kinetic_energy=x.diff() ** 2 / 2, potential_energy=sm.Heaviside(x))
+
+
+# -- r08, r10: a pendulum written as y = -sqrt(1 - x^2), sent over the horizontal ----------------------------
+def _half_circle_pendulum():
+    """The lower half circle ``y = -sqrt(1 - x^2)``: the model cannot be evaluated past ``x = 1``."""
+    model = udk.Model([x, y], kinetic_energy=(x.diff() ** 2 + y.diff() ** 2) / 2, potential_energy=9.81 * y,
+                      holonomic=[y + sm.sqrt(1 - x**2)])
+    a0, w0 = 1.4, 4.0
+    return model, [math.sin(a0), -math.cos(a0)], [math.cos(a0) * w0, math.sin(a0) * w0]
+
+
+def _assert_failed_with_time_and_state(error: udk.SimulationError, t_low: float, t_high: float,
+                                       samples: bool = True) -> None:
+    assert t_low < error.time < t_high
+    assert error.state.shape == (4,) and error.state[0] == pytest.approx(1.0, abs=0.05)
+    assert f"t = {error.time:.6g}" in str(error) and "q = [" in str(error)
+    if samples:  # (adaptive runs that fail keep their samples once issue 22's r09 is done)
+        assert error.trajectory is not None and error.trajectory.t[-1] < error.time
+
+
+@pytest.mark.parametrize("on_singular", ["stop", "raise", "warn", "ignore"])
+def test_r08_fixed_step_failure_inside_the_singular_monitor(on_singular):
+    """r08: with the monitor on, Euler's step to where sqrt(1 - x^2) is undefined gives the SimulationError."""
+    model, q0, qd0 = _half_circle_pendulum()
+    with pytest.raises(udk.SimulationError, match="math domain error") as info:
+        udk.simulate(model, (0, 1.0), q0, qd0, method="euler", step=1e-3, on_singular=on_singular)
+    _assert_failed_with_time_and_state(info.value, 0.03, 0.05)
+
+
+@pytest.fixture
+def hang_guard():
+    """Turns a hang into a test failure after 300 s (a guard, not a timing assertion)."""
+    import signal
+
+    def alarm(*_):
+        raise TimeoutError("simulate did not return within 300 s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(300)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("method", ["Radau", "BDF", "RK45"])
+def test_r10_adaptive_run_that_stalls_stops_with_simulation_error(hang_guard, method):
+    """r10: Radau crept at 1e-13 s per step near x = 1 (millions of solves); every method now stops."""
+    model, q0, qd0 = _half_circle_pendulum()
+    with pytest.raises(udk.SimulationError) as info:
+        udk.simulate(model, (0, 1.0), q0, qd0, method=method)
+    _assert_failed_with_time_and_state(info.value, 0.04, 0.05, samples=False)
+
+
+# -- r18: a mass ratio above 1e10 is not a singular mass matrix ---------------------------------------------
+EARTH, SATELLITE = 6e24, 1e3
+
+
+def test_r18_large_mass_ratio_bare_solvers():
+    """r18: Earth and a satellite as free bodies: ``q'' = Q / m`` per coordinate, by both routes."""
+    M = np.diag([EARTH, EARTH, SATELLITE, SATELLITE])
+    Q = np.array([0.0, 0.0, -8.2e3, 0.0])
+    expected = [0.0, 0.0, -8.2, 0.0]
+    np.testing.assert_allclose(udk.udwadia_kalaba(M, Q).qdd, expected, rtol=1e-15)
+    np.testing.assert_allclose(udk.lagrange_multipliers(M, Q, np.zeros((0, 4)), np.zeros(0))[0], expected,
+                               rtol=1e-15)
+    # a constraint (the satellite on the line y = 0) beside the mass ratio, and a massless third coordinate fixed
+    # by a constraint (a semi-definite M whose other entries span 21 orders of magnitude)
+    A, b = np.array([[0.0, 0.0, 0.0, 1.0]]), np.array([0.0])
+    np.testing.assert_allclose(udk.udwadia_kalaba(M, Q, A, b).qdd, expected, rtol=1e-15)
+    M3 = np.diag([EARTH, SATELLITE, 0.0])
+    A3, b3 = np.array([[0.0, 0.0, 1.0]]), np.array([2.0])
+    np.testing.assert_allclose(udk.udwadia_kalaba(M3, [EARTH, -8.2e3, 0.0], A3, b3).qdd, [1.0, -8.2, 2.0],
+                               rtol=1e-14)
+
+
+def test_r18_singular_mass_matrix_still_refused():
+    """r18: equilibrating M must not hide a mass matrix that is singular (two coordinates with one mass)."""
+    M = np.array([[1.0, 1.0], [1.0, 1.0]]) * EARTH
+    with pytest.raises(udk.NonUniqueAccelerationError):
+        udk.udwadia_kalaba(M, [0.0, 1.0])
+    with pytest.raises(udk.NonUniqueAccelerationError):
+        udk.lagrange_multipliers(M, [0.0, 1.0], np.zeros((0, 2)), np.zeros(0))
+
+
+def test_r18_satellite_orbit_in_si_units():
+    """r18: a circular orbit of 7000 km about the Earth (SI units) follows Kepler: angle ``omega t``."""
+    x1, y1, x2, y2 = dynamicsymbols("x1 y1 x2 y2")
+    M1, M2, G = sm.symbols("M1 M2 G")
+    distance = sm.sqrt((x2 - x1) ** 2 + (y2 - y1) ** 2)
+    model = udk.Model([x1, y1, x2, y2],
+                      kinetic_energy=(M1 * (x1.diff() ** 2 + y1.diff() ** 2) + M2 * (x2.diff() ** 2 + y2.diff() ** 2)) / 2,
+                      potential_energy=-G * M1 * M2 / distance, parameters={M1: EARTH, M2: SATELLITE, G: 6.674e-11})
+    radius = 7e6
+    mu = 6.674e-11 * (EARTH + SATELLITE)  # the relative orbit of two bodies
+    speed = math.sqrt(mu / radius)
+    run = udk.simulate(model, (0, 60), [0, 0, radius, 0], [0, 0, 0, speed], method="DOP853", rtol=1e-11, atol=1e-6)
+    assert run.status == "ok"
+    angle = speed / radius * 60.0
+    relative = run.q[-1, 2:] - run.q[-1, :2]
+    np.testing.assert_allclose(relative, [radius * math.cos(angle), radius * math.sin(angle)], rtol=1e-8, atol=1e-2)
+
+
+# -- lagrange_multipliers refuses what udwadia_kalaba refuses ----------------------------------------------------
+def test_lagrange_multipliers_massless_contradictory_rows_refused():
+    """Issue 22: with M = 0 the consistency test divided by max|M| = 0 and accepted contradictory rows."""
+    A, b = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([1.0, 0.0, 2.0])
+    with pytest.raises(udk.InconsistentConstraintsError):
+        udk.udwadia_kalaba(np.zeros((2, 2)), [0.0, 0.0], A, b)
+    with pytest.raises(udk.InconsistentConstraintsError):
+        udk.lagrange_multipliers(np.zeros((2, 2)), [0.0, 0.0], A, b)
+    # consistent rows with M = 0 determine q'' by the constraints alone: both routes agree
+    b = np.array([1.0, 0.5, 1.5])
+    np.testing.assert_allclose(udk.lagrange_multipliers(np.zeros((2, 2)), [0.0, 0.0], A, b)[0], [1.0, 0.5])
+    np.testing.assert_allclose(udk.udwadia_kalaba(np.zeros((2, 2)), [0.0, 0.0], A, b).qdd, [1.0, 0.5])
