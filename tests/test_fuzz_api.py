@@ -248,3 +248,24 @@ def test_lagrange_multipliers_massless_contradictory_rows_refused():
     b = np.array([1.0, 0.5, 1.5])
     np.testing.assert_allclose(udk.lagrange_multipliers(np.zeros((2, 2)), [0.0, 0.0], A, b)[0], [1.0, 0.5])
     np.testing.assert_allclose(udk.udwadia_kalaba(np.zeros((2, 2)), [0.0, 0.0], A, b).qdd, [1.0, 0.5])
+
+
+# -- r19: a huge Baumgarte gain --------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["euler", "rk4"])
+@pytest.mark.parametrize("beta", [1e80, 1e150, 1e155, 1e300])
+def test_r19_huge_gain_is_an_unstable_gain_not_an_overflow(method, beta):
+    """r19: beta above ~1.3e154 raised a bare OverflowError; beta = 1e80 with RK4 a LinAlgError."""
+    from udk_notebooks.examples import chain
+
+    gain = udk.Baumgarte(1.0, beta)
+    with pytest.raises(udk.UnstableGainError, match=r"Baumgarte\(alpha=1, beta=1e\+\d+"):
+        udk.check_gain(gain, method, 0.01, 1, 0)
+    q0, qd0 = chain.pendulum_initial_state(1.0)
+    model = chain.cartesian_pendulum()
+    with pytest.raises(udk.UnstableGainError):
+        udk.simulate(model, (0, 1), q0, qd0, method=method, step=0.01, stabilization=gain)
+    try:  # run anyway: it diverges or fails, by the documented routes
+        run = udk.simulate(model, (0, 1), q0, qd0, method=method, step=0.01, stabilization=gain, allow_unstable=True)
+        assert run.status == "diverged"
+    except udk.SimulationError as exc:
+        assert "t = " in str(exc)
