@@ -7,6 +7,7 @@ its full mass matrix and forcing evaluated at a random state and solved for
 1e-10 relative.
 """
 
+import math
 import numpy as np
 import pytest
 import sympy as sm
@@ -252,3 +253,46 @@ def test_pendulum_on_cart_with_a_declared_drive_force_matches_kane():
     values = {**dict(zip(kane.q, q)), **dict(zip(kane.u, qd)), **params, F: 0.7 * np.cos(1.6)}
     expected = kane_accelerations(kane, values)
     assert_close(model.compile().motion(time, q, qd, **{str(k): v for k, v in params.items()}).qdd, expected)
+
+
+# -- issue 22, r11: a speed u in an angular velocity with `origin`, and a System with a PinJoint ------------
+def _rod_acceleration(theta: float, g: float = 9.81, l: float = 1.0) -> float:
+    """Uniform rod pinned at one end, angle from the horizontal: ``(m l^2 / 3) theta'' = -m g (l / 2) cos theta``."""
+    return -3 * g * math.cos(theta) / (2 * l)
+
+
+def test_speed_in_an_angular_velocity_is_accepted_with_origin():
+    """r11: ``B.set_ang_vel(N, u N.z)`` with ``origin`` given: the position's derivative is also taken in q'."""
+    from sympy.physics.mechanics import Point, ReferenceFrame, RigidBody, inertia
+
+    theta, u = dynamicsymbols("theta u")
+    m, g, l = sm.symbols("m g l")
+    N = ReferenceFrame("N")
+    O = Point("O")
+    O.set_vel(N, 0)
+    B = N.orientnew("B", "Axis", [theta, N.z])
+    B.set_ang_vel(N, u * N.z)
+    G = O.locatenew("G", l / 2 * B.x)
+    G.v2pt_theory(O, N, B)
+    rod = RigidBody("rod", G, B, m, (inertia(B, 0, m * l**2 / 12, m * l**2 / 12), G))
+    model = model_from_bodies([theta], N, [rod], [(G, -m * g * N.y)], origin=O, speeds=[u],
+                              kinematic_equations=[theta.diff(dynamicsymbols._t) - u], parameters={m: 1.0, g: 9.81, l: 1.0})
+    assert model.compile().motion(0.0, [0.3], [0.7]).qdd[0] == pytest.approx(_rod_acceleration(0.3), rel=1e-12)
+
+
+def test_system_with_a_pin_joint_is_accepted():
+    """r11: every System with a PinJoint was refused (its joint sets the angular velocity in the speed)."""
+    from sympy.physics.mechanics import PinJoint, RigidBody, System, inertia
+
+    q, u = dynamicsymbols("q u")
+    m, g, l = sm.symbols("m g l")
+    ground = RigidBody("ground")
+    bar = RigidBody("bar", mass=m)
+    bar.inertia = (inertia(bar.frame, 0, 0, m * l**2 / 12), bar.masscenter)
+    system = System.from_newtonian(ground)
+    system.add_joints(PinJoint("pin", ground, bar, coordinates=q, speeds=u, child_point=-l / 2 * bar.frame.x,
+                               joint_axis=ground.frame.z))
+    system.apply_uniform_gravity(-g * ground.frame.y)
+    model = model_from_system(system, {m: 1.0, g: 9.81, l: 2.0})
+    assert model.compile().motion(0.0, [0.3], [0.7]).qdd[0] == pytest.approx(_rod_acceleration(0.3, l=2.0),
+                                                                             rel=1e-12)

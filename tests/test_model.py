@@ -575,6 +575,8 @@ def test_bad_inputs_are_named(inputs, message):
         ({sm.Symbol("q0"): 2.0}, r"`parameters`: the name 'q0' is reserved"),
         ({sm.Symbol("qd1"): 2.0}, r"`parameters`: the name 'qd1' is reserved"),
         ({sm.Symbol("k"): 2.0, sm.Symbol("k", positive=True): 3.0}, r"`parameters` holds two symbols named 'k'"),
+        # Symbol("t") is the model's time itself (issue 22: as a parameter it froze time)
+        ({sm.Symbol("t"): 2.0}, r"`parameters`: `t` is the time of the model"),
     ],
 )
 def test_parameter_names_the_compiled_functions_would_confuse_are_refused(params, message):
@@ -583,7 +585,7 @@ def test_parameter_names_the_compiled_functions_would_confuse_are_refused(params
         Model([x], kinetic_energy=x.diff() ** 2 / 2, potential_energy=sum(params) * x**2, parameters=params)
 
 
-@pytest.mark.parametrize("name", ["t", "math", "lambda", "x", "gamma"])
+@pytest.mark.parametrize("name", ["math", "lambda", "x", "gamma", "pi", "e", "sqrt", "x0"])
 def test_parameter_names_that_look_like_other_things_still_work(name):
     x = dynamicsymbols("x")
     k = sm.Symbol(name)

@@ -57,6 +57,11 @@ _NO_RATIOS = np.zeros(0)
 OPEN = 2
 """The mode of a :class:`~udk_notebooks.contacts.Contact` whose point has left its surface (its gap row is dropped)."""
 
+ARRAY_MODULES = ["numpy", "scipy"]
+"""Modules of every array-capable lambdified function: numpy, with scipy.special for the functions numpy
+lacks (Bessel functions, erf, gamma). One list for all of them, so that a model whose accelerations can be
+evaluated can also be sampled (energy, powers, residuals; issue 22)."""
+
 
 def _scalar_function(args, entries) -> Callable:
     """``lambdify`` of a flat list of scalar expressions, on Python floats where possible.
@@ -82,14 +87,23 @@ def _stack(values, size: int) -> np.ndarray:
 
 
 def _numeric_symbols(model: Model):
+    """The symbols of the generated code: ``t``, ``q0..``, ``qd0..`` and ``_p0..`` for the parameters.
+
+    Parameters are renamed, keeping their assumptions: the generated code names
+    its arguments after its symbols, and a parameter called ``pi``, ``e`` or
+    ``gamma`` would otherwise shadow the constant or function of that name in
+    every expression (issue 22). No user name appears in the generated code.
+    """
     n = model.n
     q_syms = sm.symbols(f"q0:{n}", real=True)
     qd_syms = sm.symbols(f"qd0:{n}", real=True)
     t_sym = sm.Symbol("t", real=True)
+    p_syms = tuple(sm.Symbol(f"_p{i}", **s.assumptions0) for i, s in enumerate(model.parameter_symbols))
     replace = {v: s for v, s in zip(model.qd, qd_syms)}
     replace.update({c: s for c, s in zip(model.q, q_syms)})
+    replace.update(zip(model.parameter_symbols, p_syms))
     replace[TIME] = t_sym
-    return t_sym, q_syms, qd_syms, replace
+    return t_sym, q_syms, qd_syms, p_syms, replace
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,15 +139,14 @@ class CompiledModel:
 
     @classmethod
     def from_model(cls, model: Model) -> "CompiledModel":
-        t_sym, q_syms, qd_syms, replace = _numeric_symbols(model)
-        p_syms = model.parameter_symbols
+        t_sym, q_syms, qd_syms, p_syms, replace = _numeric_symbols(model)
         args = [t_sym, list(q_syms), list(qd_syms), list(p_syms)]
 
         def num(expr):
             return sm.sympify(expr).xreplace(replace)
 
         def lam(exprs, state=args):
-            return sm.lambdify(state, exprs, modules="numpy", cse=True)
+            return sm.lambdify(state, exprs, modules=ARRAY_MODULES, cse=True)
 
         M, Q, A, b, C = (num(model.M), num(model.Q), num(model.A), num(model.b), num(model.C))
         n, m = model.n, model.A.shape[0]
@@ -158,7 +171,7 @@ class CompiledModel:
         entries = ([] if constant_mass else list(M)) + list(Q) + list(A) + list(b) + list(C)
         nonzero = [i for i, entry in enumerate(entries) if entry != 0]
         has_nonideal = any(e != 0 for e in C)
-        mass = sm.lambdify([list(p_syms)], sm.Matrix(M), modules="numpy", cse=True) if constant_mass else None
+        mass = sm.lambdify([list(p_syms)], sm.Matrix(M), modules=ARRAY_MODULES, cse=True) if constant_mass else None
         # A constant diagonal M (point masses, principal inertias) gets a solver shaped by the sparsity
         # pattern of Q, A, b, C (udk_notebooks.kernels); it falls back to core.solve when it cannot vouch.
         diagonal = constant_mass and all(M[i, j] == 0 for i in range(n) for j in range(n) if i != j)
@@ -168,11 +181,11 @@ class CompiledModel:
             n=n,
             m=m,
             coordinate_names=tuple(str(c.func) for c in model.q),
-            parameter_names=tuple(map(str, p_syms)),
-            defaults=np.array([model.parameters[s] for s in p_syms], dtype=float),
+            parameter_names=tuple(map(str, model.parameter_symbols)),
+            defaults=np.array([model.parameters[s] for s in model.parameter_symbols], dtype=float),
             matrices=_scalar_function(args, [entries[i] for i in nonzero]),
             nonzero=np.array(nonzero, dtype=np.intp),
-            phi=sm.lambdify(pos_args, list(phi), modules="numpy", cse=True),
+            phi=sm.lambdify(pos_args, list(phi), modules=ARRAY_MODULES, cse=True),
             velocity_constraints=lam(list(velocity)),
             energy=lam(num(model.energy)),
             powers_data=lam([list(num(model.nonconservative_force)), num(model.explicit_time_power)]),
@@ -195,7 +208,7 @@ class CompiledModel:
         cache = self._symbolic
         if "velocity_jacobian" not in cache:
             A = cache["A"] if self.m else sm.zeros(1, self.n)
-            cache["velocity_jacobian"] = sm.lambdify(cache["args"], A, modules="numpy", cse=True)
+            cache["velocity_jacobian"] = sm.lambdify(cache["args"], A, modules=ARRAY_MODULES, cse=True)
         return cache["velocity_jacobian"]
 
     @property
@@ -207,7 +220,7 @@ class CompiledModel:
             J = cache["A"][:rows, :] if rows else sm.zeros(1, self.n)
             if J.free_symbols & set(cache["args"][2]):  # a simplified A that is not visibly free of qd
                 J = sm.Matrix(cache["phi"]).jacobian(cache["args"][1])
-            cache["phi_jacobian"] = sm.lambdify(cache["pos_args"], J, modules="numpy", cse=True)
+            cache["phi_jacobian"] = sm.lambdify(cache["pos_args"], J, modules=ARRAY_MODULES, cse=True)
         return cache["phi_jacobian"]
 
     # -- array-capable twins (parameter sweeps) ----------------------------------
@@ -216,7 +229,7 @@ class CompiledModel:
         cache = self._symbolic
         if "batch_" + key not in cache:
             args = cache["pos_args"] if key == "phi" else cache["args"]
-            cache["batch_" + key] = sm.lambdify(args, cache[key], modules=["numpy", "scipy"], cse=True)
+            cache["batch_" + key] = sm.lambdify(args, cache[key], modules=ARRAY_MODULES, cse=True)
         return cache["batch_" + key]
 
     def matrices_batch(self, t, q, qd, p) -> np.ndarray:
@@ -274,9 +287,9 @@ class CompiledModel:
                     hoisted.append((symbol, expr))
                     reduced[j] = symbol
             names = [h for h, _ in hoisted]
-            pre = sm.lambdify([list(p_syms)], names, modules=["numpy", "scipy"], cse=lambda _: (hoisted, names))
+            pre = sm.lambdify([list(p_syms)], names, modules=ARRAY_MODULES, cse=lambda _: (hoisted, names))
             main = sm.lambdify([t_sym, list(q_syms), list(qd_syms), list(p_syms), names], reduced,
-                               modules=["numpy", "scipy"], cse=lambda _: (kept, reduced))
+                               modules=ARRAY_MODULES, cse=lambda _: (kept, reduced))
             cache["terms"] = (pre, main)
         return cache["terms"]
 

@@ -73,7 +73,8 @@ RANK_RTOL = 1e-10
 
 Used for the rank of ``A`` (redundant constraints; the public functions first
 scale each row of ``A`` to unit size), for deciding that ``M`` is singular (a
-Cholesky pivot squared below ``RANK_RTOL`` times the largest diagonal entry),
+Cholesky pivot squared below ``RANK_RTOL`` times its own diagonal entry: the
+test of ``M`` equilibrated to a unit diagonal, see ``cholesky_or_none``),
 for the rank of ``[M; A]``, and for telling a semi-definite ``M`` from an
 indefinite one: an eigenvalue below ``-RANK_RTOL`` times the largest
 eigenvalue in magnitude makes ``M`` indefinite, one above is rounding.
@@ -332,12 +333,22 @@ def solve(M, Q, A, b, C=None, *, rank_rtol=RANK_RTOL, consistency_rtol=CONSISTEN
 
 
 def cholesky_or_none(M: np.ndarray, rank_rtol: float = RANK_RTOL) -> np.ndarray | None:
-    """Lower Cholesky factor of ``M``, or None when ``M`` is numerically singular."""
+    """Lower Cholesky factor of ``M``, or None when ``M`` is numerically singular.
+
+    The decision is made on ``M`` equilibrated to a unit diagonal,
+    ``D M D`` with ``D = diag(M)^(-1/2)``, whose Cholesky factor is ``D L``:
+    ``M`` counts as singular when a pivot ``L_ii^2 / M_ii`` is at most
+    ``rank_rtol``. So the units of each coordinate do not matter: the Earth
+    (6e24 kg) and a satellite (1e3 kg) in one model is a mass ratio, not a
+    singular mass matrix (issue 22), while two coordinates that share one
+    mass are singular at any scale.
+    """
     L, info = lapack.dpotrf(M, lower=1, clean=1)
     if info != 0:
         return None
     n = M.shape[0]
-    if min(L.flat[:: n + 1]) ** 2 <= rank_rtol * max(M.flat[:: n + 1]):
+    pivots = L.flat[:: n + 1] ** 2 / M.flat[:: n + 1]  # positive diagonal: dpotrf succeeded
+    if not pivots.min() > rank_rtol:
         return None
     return L
 
@@ -625,14 +636,16 @@ def lagrange_multipliers(
         U, s, Vt, rank = np.zeros((0, 0)), np.zeros(0), np.eye(n), 0
     coef = U[:, :rank].T @ b_s
     miss = _norm(b_s - U[:, :rank] @ coef)
-    scale = _norm(b_s) + (s[0] * _norm(Q_s) / np.abs(M_s).max() if rank else 0.0)
+    mass_size = np.abs(M_s).max()  # zero for a massless system: then b alone sets the scale
+    scale = _norm(b_s) + (s[0] * _norm(Q_s) / mass_size if rank and mass_size > 0 else 0.0)
     if miss > consistency_rtol * max(scale, np.finfo(float).tiny):
         raise _inconsistent(A, b, rank_rtol)
     # Unique accelerations: M is positive definite on the virtual displacements null(A).
     N = Vt[rank:].T
     if N.shape[1]:
-        reduced = np.linalg.eigvalsh(N.T @ M_s @ N)
-        if not reduced[0] > rank_rtol * max(eig[-1], 0.0):
+        # equilibrated, as the Cholesky test of udwadia_kalaba: a mass ratio is not a missing mass
+        reduced = N.T @ M_s @ N
+        if cholesky_or_none((reduced + reduced.T) / 2, rank_rtol) is None:
             raise NonUniqueAccelerationError(
                 f"the accelerations are not unique: `M` is singular (smallest eigenvalue "
                 f"{eig[0] * units.mass_unit:.3e}) and `[M; A]` lacks full column rank, so some motion "

@@ -110,9 +110,10 @@ class _Factors:
         entry = self.entry
         if key != entry[0]:
             d = np.diagonal(np.asarray(self.mass(p), dtype=float)).copy()
-            # The test of core.cholesky_or_none: a pivot squared below RANK_RTOL times the largest diagonal
-            # entry makes M singular; that case (and any non-finite entry) is the general route's.
-            ok = bool(np.all(np.isfinite(d))) and d.min() > RANK_RTOL * d.max() and d.min() > 0
+            # The test of core.cholesky_or_none: for a diagonal M the equilibrated pivots are all one, so M is
+            # singular only with an entry that is not positive; that case (and any non-finite entry) is the
+            # general route's.
+            ok = bool(np.all(np.isfinite(d))) and d.min() > 0
             entry = self.entry = (key, self.derive(1.0 / d) if ok else None)
         return entry[1]
 

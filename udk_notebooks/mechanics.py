@@ -84,8 +84,14 @@ def _in_velocities(vector: Vector, to_qd: dict) -> Vector:
     return vector.xreplace(to_qd) if to_qd else vector
 
 
-def _check_velocity(point: Point, velocity: Vector, origin: Point, frame: ReferenceFrame, label: str) -> None:
-    """Refuse a velocity that is not the time derivative of the point's position from ``origin``."""
+def _check_velocity(point: Point, velocity: Vector, origin: Point, frame: ReferenceFrame, label: str,
+                    to_qd: dict) -> None:
+    """Refuse a velocity that is not the time derivative of the point's position from ``origin``.
+
+    ``velocity`` is already written in ``q'``; the derivative of the position is
+    rewritten the same way (``to_qd``), because ``Vector.dt`` takes it through
+    the frames' angular velocities, which may be set in speeds ``u``.
+    """
     try:
         position = point.pos_from(origin)
     except ValueError as exc:
@@ -93,7 +99,7 @@ def _check_velocity(point: Point, velocity: Vector, origin: Point, frame: Refere
             f"{label} {point.name} is not located from `origin` {origin.name}; set its position "
             "(Point.set_pos or locatenew) so that its velocity can be checked"
         ) from exc
-    gap = (position.dt(frame) - velocity).to_matrix(frame)
+    gap = (_in_velocities(position.dt(frame), to_qd) - velocity).to_matrix(frame)
     scale = velocity.to_matrix(frame)
     functions = sorted(set().union(*(e.atoms(AppliedUndef) for e in list(gap) + list(scale))), key=str)
     rng = random.Random(12345)
@@ -202,7 +208,7 @@ def model_from_bodies(
         if isinstance(where, Point):
             velocity = _in_velocities(where.vel(frame), to_qd)
             if origin is not None:
-                _check_velocity(where, velocity, origin, frame, "the loaded point")
+                _check_velocity(where, velocity, origin, frame, "the loaded point", to_qd)
         elif isinstance(where, ReferenceFrame):
             velocity = _in_velocities(where.ang_vel_in(frame), to_qd)
         else:
@@ -214,7 +220,8 @@ def model_from_bodies(
     if origin is not None:
         for body in bodies:
             point = body.masscenter
-            _check_velocity(point, _in_velocities(point.vel(frame), to_qd), origin, frame, "the mass centre")
+            _check_velocity(point, _in_velocities(point.vel(frame), to_qd), origin, frame, "the mass centre",
+                            to_qd)
 
     return Model(
         q,

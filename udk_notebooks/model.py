@@ -142,15 +142,21 @@ def _gradient(expr: sm.Expr, symbols) -> list:
 def _check_parameter_names(params: Mapping) -> None:
     """Refuse parameter names that the numeric functions could not tell apart.
 
-    The compiled functions name the state ``q0, q1, ...`` and ``qd0, qd1, ...``
-    and pass each parameter by its name, so a parameter called ``q0`` would be
-    read as a coordinate, and two symbols with one name as one argument.
+    Parameters are passed to the numeric functions by name, so two symbols with
+    one name would be one argument, and ``Symbol("t")`` is the model's time.
+    The state names ``q0, qd0, ...`` stay reserved for the same reason. Any
+    other name works, including those of sympy's constants and functions
+    (``pi``, ``e``, ``gamma``): the compiled code renames every parameter.
     """
     seen = set()
     for symbol in params:
         if not isinstance(symbol, sm.Symbol):
             raise ValueError(f"`parameters`: each key must be a sympy Symbol or its name; got {symbol!r}")
         name = symbol.name
+        if symbol == TIME:  # Symbol("t") is the time of every expression: as a parameter it would stop the clock
+            raise ValueError(
+                "`parameters`: `t` is the time of the model (udk_notebooks.model.TIME), not a parameter; "
+                "give the parameter another name (t0, tau, ...)")
         if re.fullmatch(r"qd?[0-9]+", name):
             raise ValueError(f"`parameters`: the name {name!r} is reserved for the state; rename the symbol")
         if name in seen:
@@ -158,6 +164,25 @@ def _check_parameter_names(params: Mapping) -> None:
                 f"`parameters` holds two symbols named {name!r} (with different assumptions); use one symbol"
             )
         seen.add(name)
+
+
+def _has_kink(exprs) -> bool:
+    """True when a derived expression holds a Dirac delta or a derivative sympy could not evaluate."""
+    return any(sm.sympify(e).has(sm.DiracDelta, sm.Derivative) for e in exprs)
+
+
+def _refuse_kinks(pieces) -> None:
+    """Raise a ValueError naming the first input whose derivatives :func:`_has_kink` finds (the rare path)."""
+    for argument, derived in pieces:
+        if _has_kink(derived):
+            raise ValueError(
+                f"`{argument}` has a kink (Abs, sign, Heaviside, Max/Min, ...) where the equations of motion "
+                "differentiate it once more: the derivative there is a Dirac delta (an impulse) or has no closed "
+                "form, so the motion through the kink is not defined by M, Q, A, b. Use a smooth expression "
+                "(sqrt(x**2 + eps**2) for |x|, say), or keep the motion on one side of the kink (one branch "
+                "per model)")
+    raise ValueError("the derived equations of motion hold a Dirac delta or an unevaluated derivative: some "
+                     "input has a kink that is differentiated; use smooth expressions")
 
 
 @dataclass(frozen=True, eq=False)
@@ -310,7 +335,8 @@ class Model:
 
         # Differentiate in plain placeholder symbols: sympy differentiates with respect to
         # Derivative objects far more slowly, and a row only needs the symbols it contains.
-        q_s, v_s, a_s = (tuple(sm.Dummy(f"{kind}{i}") for i in range(n)) for kind in "qva")
+        # They are real, as coordinates are: d|x|/dx is then sign(x), not an expression in re(x) and im(x).
+        q_s, v_s, a_s = (tuple(sm.Dummy(f"{kind}{i}", real=True) for i in range(n)) for kind in "qva")
         plain = {**dict(zip(qdd, a_s)), **dict(zip(qd, v_s)), **dict(zip(q, q_s))}
         timed = {**dict(zip(q_s, q)), **dict(zip(v_s, qd)), **dict(zip(a_s, qdd))}
 
@@ -349,6 +375,15 @@ class Model:
         energy = sum((v * d for v, d in zip(v_s, dL_dv)), sm.S.Zero) - lagrangian
         nonconservative = sm.Matrix([to_plain(forces[i]) - dD_dv[i] for i in range(n)])
         explicit_time = -lagrangian.diff(TIME)
+
+        if _has_kink(list(mass) + list(impressed) + list(A) + list(b)):
+            _refuse_kinks([("kinetic_energy", [rate(d) for d in _gradient(to_plain(kinetic), v_s)]
+                                                  + _gradient(to_plain(kinetic), q_s)),
+                              ("potential_energy", _gradient(to_plain(potential), q_s)),
+                              ("dissipation", dD_dv)]
+                          + [(f"forces[{i}]", [to_plain(f)]) for i, f in enumerate(forces)]
+                          + [(f"holonomic[{i}]", [rate(rate(to_plain(e)))]) for i, e in enumerate(phi)]
+                          + [(f"nonholonomic[{i}]", [rate(to_plain(e))]) for i, e in enumerate(psi)])
 
         def back(value):
             return value.xreplace(timed)

@@ -274,12 +274,60 @@ class _StepFailure(Exception):
         self.t, self.y, self.cause, self.hint = float(t), np.array(y, dtype=float), cause, hint
 
 
-class _Segment:
-    """Right-hand side and switching functions for one set of friction modes."""
+STALL_EVALUATIONS = 20_000
+"""An adaptive run is stopped as stalled when this many right-hand-side evaluations in a row advance its time
+by less than :data:`STALL_FRACTION` of the span (see :class:`_Budget`)."""
 
-    def __init__(self, cm: CompiledModel, p, modes, stabilization):
+STALL_FRACTION = 1e-6
+"""See :data:`STALL_EVALUATIONS`: at that pace the run would need more than 2e10 evaluations to finish."""
+
+MAX_EVALUATIONS = 20_000_000
+"""Right-hand-side evaluations an adaptive run may make in all (hours of work) before it stops."""
+
+
+class _Budget:
+    """The evaluation budget of one adaptive run (issue 22: Radau crept at 1e-13 s per step for minutes).
+
+    scipy's solvers stop only when a step falls below the spacing of the
+    floating-point numbers near ``t``; a solver that creeps at a step just
+    above it (near a singular configuration, where the equation of motion
+    stiffens without bound) never returns. Every window of
+    :data:`STALL_EVALUATIONS` evaluations must advance the latest time
+    evaluated by :data:`STALL_FRACTION` of the span, and the run makes at
+    most :data:`MAX_EVALUATIONS`; otherwise it fails with the time and state.
+    """
+
+    def __init__(self, t0: float, tf: float):
+        self.count, self.span = 0, tf - t0
+        self.latest = self.window_start = t0
+
+    def spend(self, t: float, y) -> None:
+        self.count += 1
+        self.latest = max(self.latest, t)
+        if self.count % STALL_EVALUATIONS:
+            return
+        advanced = self.latest - self.window_start
+        if advanced < STALL_FRACTION * self.span:
+            raise _StepFailure(t, y, RuntimeError(
+                f"the solver is stalling: {STALL_EVALUATIONS} evaluations of the equation of motion advanced "
+                f"the time by only {advanced:.3g} (STALL_EVALUATIONS, STALL_FRACTION)"),
+                hint="; its steps shrink without end where the equation of motion stiffens without bound (a "
+                     "singular configuration, or a model that cannot be evaluated a little further on). Check the "
+                     "state above, or try method='LSODA' or a fixed-step method")
+        if self.count >= MAX_EVALUATIONS:
+            raise _StepFailure(t, y, RuntimeError(
+                f"the solver made {self.count} evaluations of the equation of motion (MAX_EVALUATIONS)"),
+                hint="; pass a shorter `t_span`, looser `rtol`/`atol`, or a fixed-step method")
+        self.window_start = self.latest
+
+
+class _Segment:
+    """Right-hand side and switching functions for one set of friction modes (and, optionally, a budget)."""
+
+    def __init__(self, cm: CompiledModel, p, modes, stabilization, budget: _Budget | None = None):
         self.cm, self.p, self.modes, self.stab = cm, p, tuple(modes), stabilization
         self.n = cm.n
+        self.budget = budget
 
     def motion(self, t, y) -> tuple[Motion, np.ndarray]:
         q, qd = y[: self.n], y[self.n :]
@@ -289,6 +337,8 @@ class _Segment:
         return self.cm.solve_modes(t, q, qd, self.p, self.modes, correction)
 
     def rhs(self, t, y):
+        if self.budget is not None:
+            self.budget.spend(t, y)
         try:
             return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
@@ -723,20 +773,52 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
         reason = _runaway(y_new, limit)
         if reason:
             return np.array(times), np.array(states).reshape(len(times), -1), log, (target, reason)
-        if monitor is not None and monitor.active and monitor.check_step(target, y_new):
-            t_s, y_s = monitor.locate(lambda s, t=t, y=y: stepper(seg.rhs, t, y, s), t, h_now)
-            if monitor.confirm(t_s, y_s):
-                found = monitor.report(t_s, y_s)
-                if monitor.action != "warn":
-                    return np.array(times), np.array(states).reshape(len(times), -1), log, found
-                monitor.warn(found)
-            else:  # the rows turned by more than a right angle far from a rank loss: no crossing
-                monitor.rebase(target, y_new)
+        if monitor is not None and monitor.active:
+            found = _watch_step(monitor, lambda s, t=t, y=y: stepper(seg.rhs, t, y, s), t, target, y_new)
+            if found is not None:
+                return np.array(times), np.array(states).reshape(len(times), -1), log, found
         t, y = target, y_new
         if keep is None or keep[k]:
             times.append(t), states.append(y), log.append(modes)
         k += 1
     return np.array(times), np.array(states).reshape(len(times), -1), log, None
+
+
+def _watch_step(monitor, step, t, target, y_new) -> SingularConfiguration | None:
+    """The singular configuration inside the fixed step from ``t`` to ``target`` (``step(s)`` takes it), if any.
+
+    The monitor evaluates the model at the end of the step, which the step's
+    own right-hand side never did: a model that cannot be evaluated there
+    (``sqrt`` of a negative number) fails here first, and that failure is the
+    run's, with its time and state (issue 22), not a bare error of the monitor.
+    """
+    try:
+        if not monitor.check_step(target, y_new):
+            return None
+        t_s, y_s = monitor.locate(step, t, target - t)
+        if not monitor.confirm(t_s, y_s):  # the rows turned by more than a right angle far from a rank loss
+            monitor.rebase(target, y_new)
+            return None
+        found = monitor.report(t_s, y_s)
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        raise _StepFailure(target, y_new, exc) from exc
+    if monitor.action != "warn":
+        return found
+    monitor.warn(found)
+    return None
+
+
+def _guarded(event):
+    """A solve_ivp event of the monitor whose failure is the run's failure at ``(t, y)`` (see :func:`_watch_step`)."""
+
+    def guarded(t, y):
+        try:
+            return event(t, y)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            raise _StepFailure(t, y, exc) from exc
+
+    guarded.terminal, guarded.direction = event.terminal, event.direction
+    return guarded
 
 
 MEMORY_LIMIT = 2**30
@@ -778,8 +860,9 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         return limit - float(np.abs(yy).max(initial=0.0)) if np.all(np.isfinite(yy)) else -1.0
 
     runaway.terminal, runaway.direction = True, -1
+    budget = _Budget(t0, tf)
     while True:
-        seg = _Segment(cm, p, modes, stab)
+        seg = _Segment(cm, p, modes, stab, budget)
         events = []
         for i in range(seg.count):
             def event(tt, yy, i=i, seg=seg):
@@ -790,7 +873,7 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         watching = monitor is not None and monitor.active
         if watching:
             monitor.rebase(t, y)
-            events.extend(monitor.events())
+            events.extend(_guarded(event) for event in monitor.events())
         events.append(runaway)
         sub_eval = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= tf)]
         sol = solve_ivp(seg.rhs, (t, tf), y, method=method, t_eval=sub_eval, rtol=rtol, atol=atol, events=events)
@@ -946,17 +1029,20 @@ def _mass_inverse(cm, p, values):
         return (lambda rows, X: inv @ X), np.ones(N, dtype=bool)
     M = values[:, : n * n].reshape(N, n, n)
     finite = np.isfinite(M).all(axis=(1, 2))
-    # The test of core.cholesky_or_none on the stacked factors: a pivot that is (nearly) zero sends the
-    # sample to the singular route; a margin of ten keeps the borderline ones there too.
-    with np.errstate(invalid="ignore"):
-        diag = np.diagonal(M, axis1=1, axis2=2)
+    # The test of core.cholesky_or_none on the stacked factors (M equilibrated to a unit diagonal): a pivot
+    # that is (nearly) zero sends the sample to the singular route; a margin of ten keeps the borderline ones
+    # there too.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        safe_M = np.where(finite[:, None, None], M, np.eye(n))
+        diag = np.diagonal(safe_M, axis1=1, axis2=2)
         try:
-            L = np.linalg.cholesky(np.where(finite[:, None, None], M, np.eye(n)))
-            pivots = np.diagonal(L, axis1=1, axis2=2).min(axis=1, initial=np.inf) ** 2
-            ok = finite & (pivots > 10 * RANK_RTOL * diag.max(axis=1, initial=0.0))
+            L = np.linalg.cholesky(safe_M)
+            pivots = (np.diagonal(L, axis1=1, axis2=2) ** 2 / diag).min(axis=1, initial=np.inf)
+            ok = finite & (pivots > 10 * RANK_RTOL)
         except np.linalg.LinAlgError:  # some M is not positive definite: find which
-            eig = np.linalg.eigvalsh(np.where(finite[:, None, None], M, np.eye(n)))
-            ok = finite & (eig[:, 0] > 10 * RANK_RTOL * np.abs(eig).max(axis=1, initial=0.0))
+            root = np.sqrt(np.where(diag > 0, diag, 1.0))
+            eig = np.linalg.eigvalsh(safe_M / (root[:, :, None] * root[:, None, :]))
+            ok = finite & (diag.min(axis=1, initial=np.inf) > 0) & (eig[:, 0] > 10 * RANK_RTOL)
     safe = np.where(ok[:, None, None], M, np.eye(n))
     return (lambda rows, X: np.linalg.solve(safe[rows], X)), ok
 

@@ -189,9 +189,14 @@ class Baumgarte:
         phi, velocity = _check_residuals(phi, velocity)
         n_h = phi.shape[-1]
         return np.concatenate([
-            -2.0 * self.alpha * velocity[..., :n_h] - self.beta**2 * phi,
+            -2.0 * self.alpha * velocity[..., :n_h] - self._beta_squared() * phi,
             -self.gamma * velocity[..., n_h:],
         ], axis=-1)
+
+    def _beta_squared(self) -> float:
+        """``beta^2``, infinite past about 1.3e154 (a Python float would raise a bare OverflowError there)."""
+        with np.errstate(over="ignore"):
+            return float(np.float64(self.beta) ** 2)
 
     def error_matrix(self, n_holonomic: int, n_nonholonomic: int) -> np.ndarray:
         """Matrix ``E`` of the error dynamics ``e' = E e``, ``e = (phi, phi', psi)``.
@@ -204,13 +209,14 @@ class Baumgarte:
         Returns
         -------
         ndarray, shape (2 m_h + m_n, 2 m_h + m_n)
-            ``[[0, I, 0], [-beta^2 I, -2 alpha I, 0], [0, 0, -gamma I]]``; the
+            ``[[0, I, 0], [-beta^2 I, -2 alpha I, 0], [0, 0, -gamma I]]`` (with an
+            infinite entry when ``beta^2`` or ``2 alpha`` overflows); the
             holonomic eigenvalues are the roots of ``s^2 + 2 alpha s + beta^2``.
         """
         n_h = _check_count(n_holonomic, "n_holonomic")
         n_n = _check_count(n_nonholonomic, "n_nonholonomic")
         eye, zero = np.eye(n_h), np.zeros((n_h, n_h))
-        companion = np.block([[zero, eye], [-self.beta**2 * eye, -2.0 * self.alpha * eye]])
+        companion = np.block([[zero, eye], [-self._beta_squared() * eye, -2.0 * self.alpha * eye]])
         E = np.zeros((2 * n_h + n_n, 2 * n_h + n_n))
         E[: 2 * n_h, : 2 * n_h] = companion
         E[2 * n_h :, 2 * n_h :] = -self.gamma * np.eye(n_n)
@@ -340,8 +346,12 @@ def stability(method: str, step: float, K: ArrayLike) -> StabilityReport:
     method, step, K = _check_method(method), _check_step(step), _check_gain_matrix(K)
     if K.shape[0] == 0:
         return StabilityReport(method, step, 0.0, 0.0, True, True)
-    radius = float(np.max(np.abs(_polynomial(method, step * np.linalg.eigvals(K)))))
-    norm = float(np.linalg.norm(_polynomial(method, step * K), 2))
+    with np.errstate(over="ignore", invalid="ignore"):  # a huge gain: R overflows, and is then unbounded
+        radius = float(np.max(np.abs(_polynomial(method, step * np.linalg.eigvals(K)))))
+        amplification = _polynomial(method, step * K)
+    norm = float(np.linalg.norm(amplification, 2)) if np.all(np.isfinite(amplification)) else math.inf
+    if not radius < math.inf:  # overflow (inf) or inf - inf (nan): no bound
+        radius = math.inf
     return StabilityReport(method, step, radius, norm, radius < 1.0, norm < 1.0)
 
 
@@ -395,8 +405,14 @@ def _largest_stable_step(method: str, step: float, E: np.ndarray) -> tuple[float
     ``step / 2**40`` is stable (an eigenvalue of ``E`` with real part >= 0).
     """
     j = next((j for j in range(1, 41) if stability(method, step / 2**j, E).bounded), None)
-    if j is None:
-        return None
+    if j is None:  # a gain far too large for this step: start the search near |tau lambda| = x*
+        fastest = float(np.abs(np.linalg.eigvals(E)).max(initial=0.0))
+        if not 0 < fastest < math.inf:
+            return None
+        step = 2 * _scalar_bound(method) / fastest
+        j = next((j for j in range(1, 41) if stability(method, step / 2**j, E).bounded), None)
+        if j is None:
+            return None
     lo, hi = step / 2**j, step / 2 ** (j - 1)
     for _ in range(60):
         if hi - lo <= 1e-12 * hi:
@@ -454,6 +470,12 @@ def check_gain(
     _check_stabilization(stabilization)
     step = _check_step(step)
     E = stabilization.error_matrix(n_holonomic, n_nonholonomic)
+    if not np.all(np.isfinite(E)):
+        raise UnstableGainError(
+            f"{_gain_name(stabilization)} is unstable with method={method!r} and every usable step: its error "
+            "matrix overflows the floating-point range (beta^2 or 2 alpha above about 1.8e308), so a stable step "
+            "would have to be below about 2 / beta or 1 / alpha. Use gains of the size of 1 / step, or pass "
+            "allow_unstable=True to simulate to run it anyway")
     report = stability(method, step, E)
     if report.bounded:
         return report
@@ -463,13 +485,17 @@ def check_gain(
     else:
         advice = f"use alpha = beta (critical damping) and gamma each in (0, {hi:.6g})"
     found = _largest_stable_step(method, step, E)
-    if found is None:
+    if found is None and np.linalg.eigvals(E).real.max(initial=-1.0) < 0:
+        fix = ("no step down to a 2^40-th of this one is stable: the gains are far too large for the method "
+               "(its stable steps are about 1 / gain and below); choose gains of the size of 1 / step")
+    elif found is None:
         fix = ("no smaller step helps: the error matrix has an eigenvalue with real part >= 0, "
                "so make every gain positive (every eigenvalue of the error matrix in the left half-plane)")
     else:
         tau_max, example = found
+        ratio = step / example
         fix = (f"or take a step below {tau_max:.6g}, for example {example!r} "
-               f"(the step divided by {round(step / example)})")
+               f"(the step divided by {round(ratio) if ratio < 1e9 else format(ratio, '.6g')})")
     relation = "> 1, so the drift grows" if report.spectral_radius > 1.0 else "= 1, so the drift is not pulled back"
     raise UnstableGainError(
         f"{_gain_name(stabilization)} is unstable with method={method!r} and step={step!r}: the constraint "
