@@ -331,3 +331,51 @@ def test_contacts_refuse_what_they_cannot_vouch_for():
     run = udk.simulate(ball, (0.0, 0.5), [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], method="rk4", step=1e-3)
     assert run.status == "ok" and np.all(run.normal_force[:, 0] > 0)
     np.testing.assert_allclose(run.normal_force[:, 0], G / math.sqrt(1.25), rtol=1e-9)  # m g cos(slope)
+
+
+# -- the particle-on-curve examples declared as contacts ------------------------------------------------------
+def test_incline_block_as_a_contact_follows_the_closed_form():
+    """The block sent up the slope: stops at v0 / (g (sin a + mu cos a)), then slides back (mu_s < tan a)."""
+    from udk_notebooks.examples import incline_friction as inc
+
+    setting = dict(alpha=0.6, mu=0.3, mu_s=0.4)  # tan(0.6) = 0.684 > mu_s: it slides back
+    q0, qd0 = inc.initial_state(4.0, **setting)
+    t_eval = np.linspace(0.0, 1.5, 301)
+    run = udk.simulate(inc.contact_model(**setting), (0.0, 1.5), q0, qd0, method="DOP853", rtol=1e-11, atol=1e-12,
+                       t_eval=t_eval)
+    q, qd = inc.exact_state(run.t, 4.0, **setting)
+    np.testing.assert_allclose(run.q, q, atol=1e-8)
+    np.testing.assert_allclose(run.qd, qd, atol=1e-8)
+    assert [e.kind for e in run.events] == ["reversal"]
+    assert run.events[0].time == pytest.approx(inc.stop_time(4.0, **setting), abs=1e-9)
+    np.testing.assert_allclose(run.normal_force[:, 0], G * math.cos(0.6), rtol=1e-10)  # m g cos(alpha), m = 1
+    # the same run as the CoulombFriction form (N = |F^L|, exact for a particle on one line)
+    other = udk.simulate(inc.model(**setting), (0.0, 1.5), q0, qd0, method="DOP853", rtol=1e-11, atol=1e-12,
+                         t_eval=t_eval)
+    np.testing.assert_allclose(run.q, other.q, atol=1e-9)
+    np.testing.assert_allclose(run.power["nonideal"], other.power["nonideal"], atol=1e-8)
+
+
+def test_friction_cart_as_a_contact_matches_the_event_driven_reference():
+    from udk_notebooks.examples import friction_cart_pendulum as fcp
+
+    span, grid = 4.0, np.linspace(0.0, 4.0, 801)
+    q0, qd0 = fcp.initial_state(angle=1.2)
+    run = udk.simulate(fcp.contact_model(), (0.0, span), q0, qd0, method="DOP853", rtol=1e-11, atol=1e-12,
+                       t_eval=grid)
+    reference = fcp.event_driven((0.0, span), [0.0, 1.2], [0.0, 0.0], t_eval=grid)
+    switches = np.array([e.time for e in run.events])
+    assert len(switches) >= 4
+    np.testing.assert_allclose(switches, reference.switch_times, atol=1e-7)
+    q, qd = fcp.to_minimal(run.q, run.qd)
+    mine, theirs = np.isin(run.t, grid), np.isin(reference.t, grid)
+    np.testing.assert_allclose(q[mine], reference.q[theirs], atol=1e-7)
+    # N in newtons is Newton's floor force of the minimal equations; friction power -mu N |x1'|
+    modes = run.modes[:, 0]
+    newton = np.array([fcp.minimal_motion(a, b, int(k))[1] for a, b, k in zip(q, qd, modes)])
+    np.testing.assert_allclose(run.normal_force[:, 0], newton, rtol=1e-8)
+    sliding = modes != 0
+    np.testing.assert_allclose(run.power["nonideal"][sliding],
+                               -fcp.PARAMETERS["mu"].default * newton[sliding] * np.abs(run.qd[sliding, 0]),
+                               rtol=1e-6, atol=1e-8)
+    assert np.abs(run.energy_balance()).max() < 1e-4 * (run.energy[0] - run.energy[-1])
