@@ -122,6 +122,37 @@ def test_painleve_paradox_region_is_refused(degrees):
         udk.simulate(above.model, (0.0, 0.1), q, qd)
 
 
+def test_painleve_paradox_reached_during_a_run_stops_it():
+    """Sliding left while the rod rises from 40 degrees: mu = 1.5 exceeds the critical value once the angle
+    passes about 50.7 degrees, and the run stops there with the paradox, its samples kept."""
+    q, qd = rod_state(math.radians(40), -3.0, 3.0)
+    assert 1.5 < critical_mu(math.radians(40))
+    with pytest.raises(udk.SimulationError, match="Painleve's paradox at contact.*'floor'") as info:
+        udk.simulate(painleve_rod(1.5), (0.0, 1.0), q, qd, method="rk4", step=1e-3)
+    assert isinstance(info.value.__cause__, udk.PainleveParadoxError)
+    angle = info.value.state[2]
+    assert critical_mu(angle) == pytest.approx(1.5, abs=2e-3)  # refused where the determinant changes sign
+    partial = info.value.trajectory
+    assert partial.status == "failed" and partial.t[-1] < info.value.time
+    assert np.all(partial.modes[:, 0] == -1) and np.all(partial.normal_force[:, 0] > 0)
+
+
+def test_sweep_runs_contact_models_one_by_one():
+    """One place computes contact forces: the batch leaves contact models to simulate, member by member."""
+    from udk_notebooks.sweep import parameter_grid, sweep
+
+    theta0 = math.radians(50)
+    q0 = [0.5 * math.cos(theta0), 0.5 * math.sin(theta0), theta0]
+    result = sweep(ladder(), (0.0, 0.6), q0, [0.0, 0.0, 0.0], params=parameter_grid(g=[9.81, 3.0]), step=1e-3)
+    assert result.runs is not None and list(result.status) == ["ok", "ok"]
+    for run, gravity in zip(result.runs, (9.81, 3.0)):
+        single = udk.simulate(ladder(), (0.0, 0.6), q0, [0.0, 0.0, 0.0], step=1e-3, params={"g": gravity})
+        np.testing.assert_array_equal(run.normal_force, single.normal_force)
+    # N_wall scales with g, and the wall is left later under weaker gravity (time ~ 1 / sqrt(g))
+    lifts = [next(e.time for e in run.events if e.kind == "lift-off") for run in result.runs]
+    assert lifts[1] == pytest.approx(lifts[0] * math.sqrt(9.81 / 3.0), abs=2e-3)
+
+
 def test_painleve_rod_run_keeps_the_power_theorem():
     """A rod sliding right until its end stops; friction power -mu N |s| with the recorded N (newtons)."""
     cm = painleve_rod(0.3).compile()
@@ -221,6 +252,7 @@ def test_particle_thrown_off_a_bump_lands_as_an_impact():
 def test_fast_particle_opens_at_the_start():
     """Above sqrt(g R) at the top the dome would have to pull: the contact opens at t0."""
     run = udk.simulate(particle_on_circle(), (0.0, 0.2), [0.0, 1.0], [4.0, 0.0], method="rk4", step=1e-3)
+    assert run.events == (udk.simulation.ContactEvent(0.0, "dome", "lift-off"),)
     assert np.all(run.modes[:, 0] == OPEN) and np.all(np.isnan(run.normal_force[:, 0]))
     np.testing.assert_allclose(run.q[-1], [4.0 * 0.2, 1.0 - G * 0.2**2 / 2], atol=1e-10)  # free flight
 

@@ -1017,6 +1017,9 @@ def _impact_name(cm, reason: str) -> str:
 def _events(cm, times, modes_log) -> tuple:
     """The contact events read off the modes of consecutive samples (a switch is sampled with its new modes)."""
     names, events = _entry_names(cm), []
+    if len(modes_log):  # a contact whose normal force would pull at the start opens there
+        events += [ContactEvent(float(times[0]), names[i], "lift-off") for i, mode in enumerate(modes_log[0])
+                   if mode == OPEN]
     for j in range(1, len(modes_log)):
         before, after = modes_log[j - 1], modes_log[j]
         for i, (old, new) in enumerate(zip(before, after)):
