@@ -486,11 +486,17 @@ def simulate(
         "diverged"``, ``stop_time`` and ``stop_reason`` say when and why.
         A run that reaches a singular configuration likewise stops with
         ``status == "singular"`` and its ``singularity`` (``on_singular``).
+        With :class:`~udk_notebooks.contacts.Contact` s, ``normal_force``
+        holds each contact's normal force in newtons and ``events`` its
+        lift-offs and stick/slip switches; a run whose open contact comes back
+        to its surface stops there with ``status == "impact"``.
 
     Raises
     ------
     ConstraintViolationError
         When the initial state violates the constraints (says by how much).
+    PainleveParadoxError
+        When the contacts of the initial state are in Painleve's paradox (mid-run: SimulationError).
     UnstableGainError
         When the stabilization gain is not stable for the fixed step and
         ``allow_unstable`` is false.
