@@ -17,7 +17,8 @@ import pytest
 import sympy as sm
 from sympy.physics.mechanics import dynamicsymbols
 
-from udk_notebooks.exercises import Feedback, lesson00a
+import udk_notebooks as udk
+from udk_notebooks.exercises import Feedback, lesson00a, lesson05a
 
 from lesson_paths import find_lessons_dir
 
@@ -31,7 +32,28 @@ def _polar_lagrangian(sign: float = -1.0, centrifugal: bool = True, scale: float
     return scale * (MASS * speed2 / 2 + sign * STIFFNESS * r**2 / 2)
 
 
-MODULES = {"00a": lesson00a}
+x_, varphi_ = dynamicsymbols("x varphi")
+
+
+def _rod_carriage(centre: float = 0.5, own_rotation: bool = True, spring: float = 10.0):
+    """Exercise 4 of lesson 05a: carriage with a homogeneous rod, in (x, varphi); variants are typical mistakes."""
+    m_c, m_r, l, k, g = sm.symbols("m_c m_r l k g", positive=True)
+    point = sm.Matrix([x_ + centre * l * sm.sin(varphi_), -centre * l * sm.cos(varphi_)])
+    kinetic = m_c * x_.diff(t) ** 2 / 2 + m_r * point.diff(t).dot(point.diff(t)) / 2
+    if own_rotation:
+        kinetic += m_r * l**2 / 12 * varphi_.diff(t) ** 2 / 2
+    return udk.Model([x_, varphi_], kinetic_energy=kinetic, potential_energy=k * x_**2 / 2 + m_r * g * point[1],
+                     parameters={m_c: 2.0, m_r: 1.0, l: 1.0, k: spring, g: 9.81})
+
+
+def _rod_with_pin_rows():
+    """The same system with a redundant rod coordinate and its joint as constraints: refused with a hint."""
+    x, y, th = dynamicsymbols("x y theta")
+    return udk.Model([x, y, th], kinetic_energy=(x.diff(t) ** 2 + y.diff(t) ** 2 + th.diff(t) ** 2) / 2,
+                     holonomic=[x - sm.sin(th)], parameters={})
+
+
+MODULES = {"00a": lesson00a, "05a": lesson05a}
 
 RIGHT = [
     (lesson00a.check_1, (2.0 * 0.5 * math.cos(math.radians(30.0)),)),
@@ -42,6 +64,12 @@ RIGHT = [
     (lesson00a.check_4, (_polar_lagrangian(),)),
     (lesson00a.check_4, (_polar_lagrangian(scale=3.0),)),  # a multiple of L has the same equations
     (lesson00a.check_5, (210e9 * 1e-4 * 1e-3**2 / (2 * 2.0),)),
+    (lesson05a.check_1, (-0.01 / (2 * math.pi) * 100.0,)),
+    (lesson05a.check_2, (True, "The pin also gives the centripetal force, so the load exceeds m g.")),
+    (lesson05a.check_3, (math.sqrt(10.0 / (2.0 + 0.6 / 3)),)),
+    (lesson05a.check_4, (_rod_carriage(),)),
+    (lesson05a.check_5, (0.3 * 0.02 * (9.81 + 0.5 * 9.0),)),
+    (lesson05a.check_5, (-0.3 * 0.02 * (9.81 + 0.5 * 9.0),)),  # the size, whatever its sign
 ]
 
 WRONG = {
@@ -60,6 +88,19 @@ WRONG = {
                         (("L",), "sympy expression"), ((sm.Matrix([1]),), "sympy expression")],
     lesson00a.check_5: [((10.5,), "1/2"), ((10500.0,), "force"), ((5.25e6,), "units"), ((5.25e-6,), "units"),
                         ((6.0,), "Eq. (3.39)"), (("5.25",), "should be")],
+    lesson05a.check_1: [((0.01 / (2 * math.pi) * 100.0,), "sign"), ((-1.0,), "per radian"),
+                        ((-100.0 * 2 * math.pi / 0.01,), "upside down"), ((-10 / (2 * math.pi) * 100.0,), "units"),
+                        ((-0.2,), "no power"), (([-0.16],), "should be")],
+    lesson05a.check_2: [((False, "Friction depends only on the weight of the rod."), "circle"),
+                        ((True, "yes"), "`why`"), ((True, 1.0), "`why`"), ((None, "some reason here"), "True or False")],
+    lesson05a.check_3: [((math.sqrt(5.0),), "leaves out"), ((math.sqrt(10.0 / 2.6),), "whole spring"),
+                        ((math.sqrt(10.0 / 2.3),), "1/3, not 1/2"), ((math.sqrt(10.0 / 2.2) / (2 * math.pi),), "Hz"),
+                        ((2.0,), "m_s/3"), (("2.13",), "should be")],
+    lesson05a.check_4: [((_rod_carriage(centre=1.0, own_rotation=False),), "ball on a string"),
+                        ((_rod_carriage(own_rotation=False),), "expected"), ((_rod_carriage(spring=0.0),), "spring"),
+                        ((_rod_with_pin_rows(),), "two coordinates"), ((udk.Model,), "udk.Model"), ((3,), "udk.Model")],
+    lesson05a.check_5: [((0.3 * 0.02 * 9.81,), "at rest"), ((0.3 * 0.02 * 4.5,), "weight"), ((0.3 * 14.31,), "arm r_p"),
+                        ((0.3 * 0.02 * (9.81 + 9.0),), "L/2"), ((0.0859 * 1.01,), "multiply"), (("0.0859",), "should be")],
 }
 
 JUNK = ["abc", Exception, ValueError("x"), object(), math.nan, {"a": 1}, [], 1j, b"1"]
@@ -132,3 +173,20 @@ def test_lagrangian_check_compares_with_newton_not_with_itself():
     radius, _, radius_rate, angle_rate = state
     expected = np.array([radius * angle_rate**2 - STIFFNESS / MASS * radius, -2 * radius_rate * angle_rate / radius])
     assert np.allclose(lesson00a._newton_polar(state), expected)
+
+
+def test_pin_friction_law_of_the_check_is_the_implicit_one():
+    # at the bottom the pin force is vertical up to the friction's own tangential part: |f| > m g + m (L/2) w^2
+    explicit = 0.3 * 0.02 * (9.81 + 0.5 * 9.0)
+    implicit = lesson05a._pin_friction_moment(0.0, 3.0)
+    assert implicit > explicit and math.isclose(implicit, explicit, rel_tol=1e-4)
+    # away from the bottom the friction moment changes the pin force it is made from (A M^-1 c != 0)
+    assert not np.allclose(lesson05a._pin_force(0.8, 1.0, 0.0), lesson05a._pin_force(0.8, 1.0, 0.05))
+
+
+def test_rod_carriage_reference_is_the_lagrange_equation_at_rest_positions():
+    # released from rest at varphi with the carriage at x: x'' and varphi'' from the 2 x 2 Lagrange system, by hand
+    mc, mr, l, k, g, angle, carriage = 2.0, 1.0, 1.0, 10.0, 9.81, 0.5, 0.2
+    mass = np.array([[mc + mr, mr * l / 2 * np.cos(angle)], [mr * l / 2 * np.cos(angle), mr * l**2 / 3]])
+    rest = np.array([k * carriage, mr * g * l / 2 * np.sin(angle)])
+    assert np.allclose(lesson05a._reference_accelerations(carriage, angle, 0.0, 0.0), np.linalg.solve(mass, -rest))
