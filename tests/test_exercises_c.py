@@ -80,7 +80,8 @@ WRONG = {
                         (("maybe", "some reason here"), "True or False")],
     lesson00a.check_3: [((1.0,), "straight line"), ((2 / 3,), "parabola"), ((-7 / 15,), "sign"),
                         ((7 / 15 * 1.001,), "parametrize"), (([7 / 15],), "should be")],
-    lesson00a.check_4: [((_polar_lagrangian(sign=+1.0),), "T - V"), ((_polar_lagrangian(centrifugal=False),), "r phi'^2"),
+    lesson00a.check_4: [((_polar_lagrangian(sign=+1.0),), "T - V"),
+                        ((_polar_lagrangian(centrifugal=False),), "r phi'^2"),
                         ((_polar_lagrangian() + r.diff(t, 2),), "accelerations"),
                         ((MASS * r.diff(t) ** 2 / 2 - STIFFNESS * r**2 / 2,), "fix both"),
                         ((_polar_lagrangian() * sm.Symbol("m"),), "only r, phi"),
@@ -92,7 +93,8 @@ WRONG = {
                         ((-100.0 * 2 * math.pi / 0.01,), "upside down"), ((-10 / (2 * math.pi) * 100.0,), "units"),
                         ((-0.2,), "no power"), (([-0.16],), "should be")],
     lesson05a.check_2: [((False, "Friction depends only on the weight of the rod."), "circle"),
-                        ((True, "yes"), "`why`"), ((True, 1.0), "`why`"), ((None, "some reason here"), "True or False")],
+                        ((True, "yes"), "`why`"), ((True, 1.0), "`why`"),
+                        ((None, "some reason here"), "True or False")],
     lesson05a.check_3: [((math.sqrt(5.0),), "leaves out"), ((math.sqrt(10.0 / 2.6),), "whole spring"),
                         ((math.sqrt(10.0 / 2.3),), "1/3, not 1/2"), ((math.sqrt(10.0 / 2.2) / (2 * math.pi),), "Hz"),
                         ((2.0,), "m_s/3"), (("2.13",), "should be")],
@@ -100,7 +102,8 @@ WRONG = {
                         ((_rod_carriage(own_rotation=False),), "expected"), ((_rod_carriage(spring=0.0),), "spring"),
                         ((_rod_with_pin_rows(),), "two coordinates"), ((udk.Model,), "udk.Model"), ((3,), "udk.Model")],
     lesson05a.check_5: [((0.3 * 0.02 * 9.81,), "at rest"), ((0.3 * 0.02 * 4.5,), "weight"), ((0.3 * 14.31,), "arm r_p"),
-                        ((0.3 * 0.02 * (9.81 + 9.0),), "L/2"), ((0.0859 * 1.01,), "multiply"), (("0.0859",), "should be")],
+                        ((0.3 * 0.02 * (9.81 + 9.0),), "L/2"), ((0.0859 * 1.01,), "multiply"),
+                        (("0.0859",), "should be")],
 }
 
 JUNK = ["abc", Exception, ValueError("x"), object(), math.nan, {"a": 1}, [], 1j, b"1"]

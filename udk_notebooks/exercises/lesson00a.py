@@ -189,8 +189,8 @@ def check_4(lagrangian) -> Feedback:
     functions = {f for f in lagrangian.atoms(sm.Function) if isinstance(f, sm.core.function.AppliedUndef)}
     if unknown or functions - {r, phi}:
         names = sorted(unknown | {str(f) for f in functions - {r, phi}})
-        raise AnswerFormError(f"`lagrangian` may contain only r, phi, their rates and numbers; it has {', '.join(names)}"
-                              " (put the numbers m = 0.5 and k = 8 in)")
+        raise AnswerFormError(f"`lagrangian` may contain only r, phi, their rates and numbers; it has "
+                              f"{', '.join(names)} (put the numbers m = 0.5 and k = 8 in)")
     if lagrangian.has(*qdd):
         return Feedback(False, "a Lagrangian depends on positions and velocities, not on accelerations.")
     states = [(1.0, 0.0, 0.0, 1.0), (0.7, 1.2, -0.4, 2.0), (2.0, -0.5, 1.5, -0.3), (1.3, 2.8, 0.2, 0.0),

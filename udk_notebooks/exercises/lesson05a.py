@@ -67,7 +67,8 @@ def check_1(screw_moment) -> Feedback:
     if np.isclose(value, -expected, rtol=1e-6):
         return Feedback(False, "check the sign: zero power needs (L / 2 pi) f3 + M3 = 0.")
     if np.isclose(abs(value), _LEAD * _AXIAL_FORCE, rtol=1e-6):
-        return Feedback(False, "the lead L is the advance per turn, 2 pi radians: the advance per radian is L / (2 pi).")
+        return Feedback(False, "the lead L is the advance per turn, 2 pi radians: the advance per radian is "
+                               "L / (2 pi).")
     if np.isclose(abs(value), _AXIAL_FORCE * 2 * np.pi / _LEAD, rtol=1e-6):
         return Feedback(False, "the ratio is upside down: M3 = -(L / 2 pi) f3, a small moment for a fine thread.")
     if np.isclose(abs(value), abs(expected) * 1e3, rtol=1e-6):
@@ -137,7 +138,8 @@ def check_2(larger_at_bottom, why) -> Feedback:
     if prediction == bool(moving > at_rest):
         return Feedback(True, f"The pin force is {moving:.4g} N moving, {at_rest:.4g} N at rest. Compare your reason "
                               f"(\"{reason}\") with this one: {MODEL_JUSTIFICATION}")
-    return Feedback(False, "the rod's centre moves on a circle: what force keeps it on that circle, and who supplies it?")
+    return Feedback(False, "the rod's centre moves on a circle: what force keeps it on that circle, and who "
+                           "supplies it?")
 
 
 @checker("a number: the angular frequency in rad/s")
@@ -192,7 +194,8 @@ def _rod_carriage_reference():
 def _reference_accelerations(carriage: float, angle: float, carriage_rate: float, angle_rate: float) -> np.ndarray:
     half = _ROD_CARRIAGE["l"] / 2
     q = [carriage, carriage + half * np.sin(angle), -half * np.cos(angle), angle]
-    qd = [carriage_rate, carriage_rate + half * np.cos(angle) * angle_rate, half * np.sin(angle) * angle_rate, angle_rate]
+    qd = [carriage_rate, carriage_rate + half * np.cos(angle) * angle_rate, half * np.sin(angle) * angle_rate,
+          angle_rate]
     qdd = _rod_carriage_reference().motion(0.0, np.array(q), np.array(qd)).qdd
     return qdd[[0, 3]]
 
@@ -239,8 +242,9 @@ def check_4(rod_carriage) -> Feedback:
             if np.allclose(got, _ball_at_end_accelerations(*state), rtol=1e-8, atol=1e-9):
                 return Feedback(False, "that is the ball on a string of length l: a homogeneous rod has its centre at "
                                        "l/2 and also turns, with m_r l^2 / 12 about its centre.")
-            return Feedback(False, f"at x = {state[0]}, varphi = {state[1]}, x' = {state[2]}, varphi' = {state[3]} your "
-                                   f"model gives (x'', varphi'') = {np.round(got, 4)}, expected {np.round(want, 4)}. "
+            return Feedback(False, f"at x = {state[0]}, varphi = {state[1]}, x' = {state[2]}, varphi' = {state[3]} "
+                                   f"your model gives (x'', varphi'') = {np.round(got, 4)}, "
+                                   f"expected {np.round(want, 4)}. "
                                    "Check the centre (l/2), the rod's own rotation (m_r l^2/12) and the spring.")
     return Feedback(True, "Your model matches the Cartesian rod at every state tried.")
 
