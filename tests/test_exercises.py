@@ -132,7 +132,7 @@ def test_every_lesson_has_objectives_exercises_with_checks_and_references(lesson
         assert needed in headings, f"{lesson_notebook.name} has no '## {needed}' section"
     checks = {name for source in code for name in CHECK_CALL.findall(source)}
     assert len(checks) >= 4, f"{lesson_notebook.name} calls only {sorted(checks)}; a lesson needs at least four checked exercises"
-    assert any(re.search(r"from udk_notebooks\.exercises import lesson\d\d as ex", s) for s in code), (
+    assert any(re.search(r"from udk_notebooks\.exercises import lesson\d\d[a-z]? as ex", s) for s in code), (
         f"{lesson_notebook.name}: the imports cell must import its checks from udk_notebooks.exercises")
     assert not any(re.search(r"^def check", s, flags=re.M) for s in code), (
         f"{lesson_notebook.name} defines checks in a cell; they belong in udk_notebooks.exercises")
@@ -155,7 +155,7 @@ def _solutions():
             following = next((_source(c) for c in cells[i + 1:] if c["cell_type"] == "markdown"), "")
             fence = re.search(r"<details>.*?```python\n(.*?)```", following, flags=re.S)
             found.append(pytest.param(imports, "\n".join(lines[:-1]), fence.group(1) if fence else None, lines[-1],
-                                      id=f"{path.stem[:2]}-{CHECK_CALL.search(lines[-1]).group(1)}"))
+                                      id=f"{path.stem.split('_')[0]}-{CHECK_CALL.search(lines[-1]).group(1)}"))
     return found
 
 
@@ -179,7 +179,7 @@ def test_check_functions_are_all_published_in_notebooks():
     for path in find_lesson_notebooks():
         for cell in _cells(path):
             if cell["cell_type"] == "code":
-                called.setdefault(path.stem[:2], set()).update(CHECK_CALL.findall(_source(cell)))
+                called.setdefault(path.stem.split("_")[0], set()).update(CHECK_CALL.findall(_source(cell)))
     for lesson, module in CHECK_MODULES.items():
         defined = {name for name, _ in inspect.getmembers(module, inspect.isfunction) if name.startswith("check_")}
         assert defined == called.get(lesson, set()), f"lesson {lesson}: defined {sorted(defined)}, used {sorted(called.get(lesson, set()))}"
@@ -384,7 +384,7 @@ def test_checks_do_not_depend_on_the_widgets():
 
 def test_readme_lists_every_lesson_with_its_time(repo_root: Path):
     readme = (repo_root / "README.md").read_text(encoding="utf-8")
-    listed = dict(re.findall(r"^- `(\d\d_\w+\.ipynb)` \((\d+) min\)", readme, flags=re.M))
+    listed = dict(re.findall(r"^- `(\d\d[a-z]?_\w+\.ipynb)` \((\d+) min\)", readme, flags=re.M))
     for path in find_lesson_notebooks():
         assert path.name in listed, f"README.md has no line for {path.name} in its lesson list"
         text = "\n".join(_source(c) for c in _cells(path) if c["cell_type"] == "markdown")
