@@ -158,8 +158,11 @@ def test_other_integrators_find_the_same_switches(runs, method, options):
 
 
 def test_sticking_contact_released_at_its_limit_without_refiring():
-    """The whole-system |F^L| (normal=None) in the setting that hit `max_switches` before: the limit event was
-    located on the near side of the limit, the contact was held again, and the event fired again at once."""
+    """The setting that hit `max_switches` before: the limit event was located on the near side of the limit,
+    the contact was held again, and the event fired again at once. With the floor's normal force each limit
+    event releases the contact once, at the event-driven reference's times. The whole-system |F^L|
+    (normal=None) that this test used before is refused here: the cart's friction changes the rod's
+    reaction (A M^-1 C != 0), so |F^L| is not the floor's normal force (issue 18)."""
     setting = dict(m1=1.0, m2=1.0, l=1.0, mu=0.2, mu_s=0.3)
     system = fcp.model(**setting)
     contact = system.friction[0]
@@ -167,11 +170,16 @@ def test_sticking_contact_released_at_its_limit_without_refiring():
                                                                   contact.static_coefficient)])
     assert whole.friction_normals == (None,)
     q0, qd0 = fcp.initial_state(angle=1.0, **setting)
+    with pytest.raises(ValueError, match=r"A M\^-1 C != 0.*udk_notebooks.Contact"):
+        udk.simulate(whole, (0.0, 3.0), q0, qd0, method="RK45")
+    reference = fcp.event_driven((0.0, 3.0), [0.0, 1.0], [0.0, 0.0], **setting)
+    assert len(reference.switch_times) == 3
     for method in ("DOP853", "RK45"):
-        run = udk.simulate(whole, (0.0, 3.0), q0, qd0, method=method, rtol=1e-9, atol=1e-12, max_switches=20)
+        run = udk.simulate(system, (0.0, 3.0), q0, qd0, method=method, rtol=1e-9, atol=1e-12, max_switches=20)
         times, modes = _switches(run)
-        np.testing.assert_allclose(times, [0.61412205, 0.6174423, 1.59188556], atol=1e-6)  # fixed-step RK4 too
-        np.testing.assert_array_equal(modes, [0, -1, 0])
+        np.testing.assert_allclose(times, reference.switch_times, atol=1e-6)
+        ref_modes = [reference.modes[np.searchsorted(reference.t, s, side="right") - 1] for s in reference.switch_times]
+        np.testing.assert_array_equal(modes, ref_modes)
 
 
 def test_release_at_the_limit_depends_on_the_crossing():
@@ -235,13 +243,24 @@ def test_bad_normal_is_refused_naming_the_argument(bad, message):
         _block_with_rod(bad)
 
 
-def test_normal_none_keeps_the_whole_ideal_force():
-    """Default: N = |F^L|, the norm of the whole ideal force (today's behaviour, right for one contact)."""
+def test_normal_none_is_refused_where_friction_changes_the_reaction():
+    """N = |F^L| (normal=None) is the normal force only when A M^-1 C = 0 (issue 18). A block carrying a rod
+    fails that (its friction loads the rod): refused, pointing to Contact. The block on the incline passes it
+    (checked symbolically once), and its friction power is -mu |F^L| |s|."""
     system = _block_with_rod(None)
     q = np.array([0.0, 0.0, np.sin(0.5), -np.cos(0.5)])
     qd = np.array([1.0, 0.0, 1.0, 0.0])
-    motion = system.compile().motion(0.0, q, qd)
-    expected = -0.2 * np.linalg.norm(motion.ideal) * qd[0]
+    compiled = system.compile()
+    assert compiled.reaction_free == (False,)
+    with pytest.raises(ValueError, match="Contact"):
+        compiled.motion(0.0, q, qd)
+    from udk_notebooks.examples import incline_friction
+
+    block = incline_friction.model().compile()
+    assert block.reaction_free == (True,)
+    q, qd = incline_friction.initial_state(2.0)
+    motion = block.motion(0.0, q, qd)
+    expected = -0.3 * np.linalg.norm(motion.ideal) * np.hypot(*qd)
     assert motion.nonideal @ qd == pytest.approx(expected, rel=1e-12)
 
 

@@ -191,31 +191,39 @@ def test_friction_without_coulomb_solution_fails_that_member_only():
     assert_member_equals(result, 0, single_run(INCLINE, span, q0, qd0, "rk4", step, None, grid[0]))
 
 
-def two_link_chain_with_joint_friction() -> Model:
-    """Two links in Cartesian coordinates, Coulomb friction on each link's rotation (two contacts, |F^L| normal)."""
-    x1, y1, x2, y2 = (c for c in chain.n_link_chain(2).coordinates)
-    base = chain.n_link_chain(2)
-    mu1, mu2 = sm.symbols("mu1 mu2", real=True)
-    l = base.parameter_symbols[[str(s) for s in base.parameter_symbols].index("l")]
-    x1d, y1d, x2d, y2d = (c.diff() for c in (x1, y1, x2, y2))
-    spin1 = (x1 * y1d - y1 * x1d) / l
-    spin2 = ((x2 - x1) * (y2d - y1d) - (y2 - y1) * (x2d - x1d)) / l
+def two_blocks_on_inclines() -> Model:
+    """Two blocks, each on its own rough line ``y_i = x_i tan(a_i)`` (two contacts, ``N = |F^L|``).
+
+    Each block is a particle pressed on one line, so friction leaves the constraint reaction alone
+    (``A M^-1 C = 0``, proven symbolically) and ``N = |F^L|`` is the normal force: the batch may run it.
+    (Joint friction on a chain with ``|F^L|`` as its normal force, used here before, is refused since
+    issue 18: friction changes the chain's reaction, so ``|F^L|`` is not a normal force.)
+    """
+    from sympy.physics.mechanics import dynamicsymbols
+
+    x1, y1, x2, y2 = dynamicsymbols("x1 y1 x2 y2")
+    mu1, mu2, a1, a2 = sm.symbols("mu1 mu2 a1 a2", real=True)
     return Model(
-        base.coordinates, mass_matrix=base.M, potential_energy=base.V, holonomic=list(base.phi),
-        friction=[CoulombFriction(spin1, mu1), CoulombFriction(spin2, mu2)],
-        parameters={**base.parameters, mu1: 0.1, mu2: 0.1},
+        [x1, y1, x2, y2], mass_matrix=sm.eye(4), potential_energy=9.81 * (y1 + y2),
+        holonomic=[y1 - x1 * sm.tan(a1), y2 - x2 * sm.tan(a2)],
+        friction=[CoulombFriction(sm.cos(a1) * x1.diff() + sm.sin(a1) * y1.diff(), mu1),
+                  CoulombFriction(sm.cos(a2) * x2.diff() + sm.sin(a2) * y2.diff(), mu2)],
+        parameters={mu1: 0.1, mu2: 0.1, a1: 0.5, a2: 0.7},
     )
 
 
 def test_two_contacts_switch_on_their_own():
     # Two rows plus up to two sticking rows: the general stacked solver, with members in every mode set.
-    model = two_link_chain_with_joint_friction().compile()
-    grid = parameter_grid(mu1=[0.05, 0.6], mu2=[0.05, 0.8])
-    q0, qd0 = chain.chain_initial_state(2, angles=[0.4, 0.9], rates=[1.0, -1.5])
+    model = two_blocks_on_inclines().compile()
+    assert model.reaction_free == (True, True)
+    grid = parameter_grid(mu1=[0.05, 0.6], mu2=[0.05, 0.8])  # tan(0.5) = 0.55, tan(0.7) = 0.84: stick or slide back
+    q0 = np.zeros(4)
+    qd0 = np.array([1.0 * np.cos(0.5), 1.0 * np.sin(0.5), 1.5 * np.cos(0.7), 1.5 * np.sin(0.7)])  # both up the slope
     span, step = (0.0, 1.0), 0.005
     result = sweep(model, span, q0, qd0, params=grid, step=step)
+    assert result.runs is None  # the batch ran, not a loop of simulate
     switched = [np.count_nonzero(np.diff(m, axis=0).any(axis=1)) for m in result.modes]
-    assert max(switched) >= 1
+    assert max(switched) >= 1 and {-1, 0} <= set(np.concatenate([m[-1] for m in result.modes]).tolist())
     states = np.tile(q0, (len(grid), 1)), np.tile(qd0, (len(grid), 1))
     assert_sweep_equals_single_runs(model, result, *states, span, step, "rk4", [None] * len(grid), grid, atol=1e-10)
 

@@ -27,7 +27,7 @@ from .errors import (
 )
 from .contacts import Contact, Curve, Plane, Surface
 from .model import CoulombFriction, Model
-from .simulation import Trajectory, project_initial_state, simulate
+from .simulation import ContactEvent, Trajectory, project_initial_state, simulate
 from .singular import SINGULAR_RTOL, SingularConfiguration, SingularConfigurationWarning
 from .stabilization import (
     Baumgarte,
@@ -67,6 +67,7 @@ __all__ = [
     "check_gain",
     # simulation
     "Trajectory",
+    "ContactEvent",
     "simulate",
     "project_initial_state",
     "SINGULAR_RTOL",

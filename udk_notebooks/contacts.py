@@ -12,7 +12,9 @@ from it, in :func:`contact_terms`:
   ``J_c^T n lambda``, is the force ``lambda n`` on the contact point, so its
   multiplier ``lambda`` IS the normal force ``N`` in newtons;
 * the slip velocity ``s = t^T J_c q'`` (2D: along the unit tangent
-  ``t = (n_y, -n_x)``), linear and homogeneous in ``q'``; kinetic friction is
+  ``t = (n_y, -n_x)``), linear and homogeneous in ``q'`` (``J_c q'`` is the
+  velocity of the body's material point at the contact: the rate of ``r_c``
+  for a fixed point of the body, or ``Contact.velocity`` for a rolling one); kinetic friction is
   the generalized force ``J_c^T f`` of the contact force
   ``f = -mu N sgn(s) t``, that is ``C = -mu N sgn(s) ds/dq'`` (the nonideal
   vector of Udwadia, Kalaba & Fan 2005, Eq. 19, whose power is
@@ -165,6 +167,14 @@ class Contact:
         True (default): the surface only pushes, ``N >= 0``; the contact opens
         where ``N`` would become negative. False: the point stays on the
         surface (a bead on a wire), ``N`` of either sign.
+    velocity : sequence of sympy expressions, optional
+        The velocity of the body's material point that is at the contact,
+        linear and homogeneous in ``q'``. Default: the rate of ``point``, which
+        is right when ``point`` is a fixed point of the body (a rod's end). For
+        a rolling body the contact point moves over the body, and its material
+        velocity differs: a disc of radius ``R`` with centre ``(x, y)`` and
+        angle ``phi`` (counterclockwise) on the floor touches at ``(x, y - R)``
+        with material velocity ``(x' + R phi', y')``.
 
     Examples
     --------
@@ -182,9 +192,16 @@ class Contact:
     mu_s: sm.Expr | None = None
     name: str | None = None
     unilateral: bool = True
+    velocity: Sequence | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "point", tuple(_column(self.point, "Contact.point")))
+        if self.velocity is not None:
+            velocity = tuple(_column(self.velocity, "Contact.velocity"))
+            if len(velocity) != len(self.point):
+                raise ValueError(f"`Contact.velocity` has {len(velocity)} entries and `Contact.point` "
+                                 f"{len(self.point)}; give both in the same space")
+            object.__setattr__(self, "velocity", velocity)
         if not isinstance(self.surface, (Plane, Surface)):
             raise ValueError(f"`Contact.surface` must be a Plane, a Curve or a Surface; got {type(self.surface).__name__}")
         if self.surface.dimension != len(self.point):
@@ -265,13 +282,16 @@ def contact_terms(contact: Contact, index: int, coordinates: Sequence, time: sm.
         at_point = dict(zip(spot, r))
         n = (grad / size).xreplace(at_point)
         gap = (d / size).xreplace(at_point)
-    jacobian = r.jacobian(q)
+    if contact.velocity is not None:
+        material = sm.Matrix(contact.velocity)
+    else:
+        material = r.jacobian(q) * qd
     if len(r) == 2:
         tangent = sm.Matrix([n[1], -n[0]])
-        slip = sm.expand((tangent.T * jacobian * qd)[0])
+        slip = sm.expand((tangent.T * material)[0])
     else:
         slip = sm.S.Zero
-    if contact.mu != 0:  # the point's own explicit motion would add a term not homogeneous in q'
+    if contact.mu != 0 and contact.velocity is None:  # the point's own explicit motion would add a term not homogeneous in q'
         plain = {qi: sm.Dummy() for qi in q}
         if any(sm.simplify(sm.sympify(e).xreplace(plain).diff(time)) != 0 for e in r):
             raise ValueError(f"`contacts[{index}]` ({name}): the contact point depends on time explicitly; a rough "

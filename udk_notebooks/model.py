@@ -10,8 +10,10 @@ fields are sympy matrices in the generalized coordinates ``q(t)``:
   differentiated twice, each nonholonomic ``psi(q, q', t) = 0`` once, then
   split into the part multiplying ``q''`` and the rest (2005 paper, Eqs. 0-1);
 * ``C``, the vector that prescribes the virtual work of a nonideal constraint
-  (2005 paper, Eq. 19), plus Coulomb friction contacts whose magnitude depends
-  on the ideal force (see :class:`CoulombFriction`).
+  (2005 paper, Eq. 19), plus Coulomb friction whose magnitude depends on the
+  normal force: physical contacts (:class:`~udk_notebooks.contacts.Contact`,
+  a point of a body against a surface, whose gap row's multiplier is the
+  normal force in newtons) or the lower-level :class:`CoulombFriction`.
 
 :meth:`Model.compile` turns all of it into numeric functions, see
 :mod:`udk_notebooks.compiled`.
@@ -39,7 +41,11 @@ TIME = dynamicsymbols._t
 
 @dataclass(frozen=True)
 class CoulombFriction:
-    """A sliding contact with Coulomb friction, treated as a nonideal constraint.
+    """A sliding contact with Coulomb friction, treated as a nonideal constraint (the lower-level form).
+
+    Prefer :class:`~udk_notebooks.contacts.Contact`, which is declared by the
+    contact point and its surface and gives the normal force in newtons for
+    any body. This form takes a sliding velocity and a rule for ``N``.
 
     While sliding, the contact adds ``C = -mu N sgn(s) ds/dq'`` to the
     nonideal vector, where ``s`` is the sliding velocity and ``N`` is the size
@@ -50,14 +56,24 @@ class CoulombFriction:
 
     * ``normal=None`` (default): ``N`` is the Euclidean norm of the whole ideal
       constraint force ``F^L`` (which does not depend on ``C``, 2005 paper
-      Eq. 10). That is right for a single body on a single surface, where
-      ``F^L`` is the contact's reaction and nothing else.
+      Eq. 10). That is the normal force only when friction leaves the
+      constraint reaction alone, ``A M^-1 C = 0``: a particle pressed on one
+      surface, in Cartesian coordinates. For a body that rotates (friction at
+      the contact point makes a torque) or one held by joints it is not, and
+      the compiled model refuses with a ValueError that points to
+      :class:`~udk_notebooks.contacts.Contact` (checked symbolically once,
+      :attr:`udk_notebooks.compiled.CompiledModel.reaction_free`, else at
+      each state).
     * ``normal`` names the constraint rows whose reaction presses the contact
       together (the floor under a block), when the system has other
       constraints too (joints, whose forces are no normal force). With the
       reaction multipliers ``lambda`` of ``M q'' = Q + C + A^T lambda`` the
       normal force is ``N = || sum_k A_k^T lambda_k ||`` over the named rows
-      ``k``. In a multibody system the reaction also answers the friction
+      ``k``. That is a force in newtons when the named rows act on
+      translational coordinates of the contact point only (``y1 = 0`` for a
+      block); a row that involves an angle (a rod's end, ``y - (L/2) sin
+      theta``) makes it a mix of newtons and newton-metres: use
+      :class:`~udk_notebooks.contacts.Contact` there. In a multibody system the reaction also answers the friction
       force itself (sliding friction on a cart changes the swing of a pendulum
       it carries, and so the load on the floor), so ``lambda`` belongs to the
       total constraint force ``F^L + F^C`` minus ``C``, not to ``F^L`` alone:

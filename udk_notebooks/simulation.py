@@ -486,11 +486,17 @@ def simulate(
         "diverged"``, ``stop_time`` and ``stop_reason`` say when and why.
         A run that reaches a singular configuration likewise stops with
         ``status == "singular"`` and its ``singularity`` (``on_singular``).
+        With :class:`~udk_notebooks.contacts.Contact` s, ``normal_force``
+        holds each contact's normal force in newtons and ``events`` its
+        lift-offs and stick/slip switches; a run whose open contact comes back
+        to its surface stops there with ``status == "impact"``.
 
     Raises
     ------
     ConstraintViolationError
         When the initial state violates the constraints (says by how much).
+    PainleveParadoxError
+        When the contacts of the initial state are in Painleve's paradox (mid-run: SimulationError).
     UnstableGainError
         When the stabilization gain is not stable for the fixed step and
         ``allow_unstable`` is false.
@@ -1017,6 +1023,9 @@ def _impact_name(cm, reason: str) -> str:
 def _events(cm, times, modes_log) -> tuple:
     """The contact events read off the modes of consecutive samples (a switch is sampled with its new modes)."""
     names, events = _entry_names(cm), []
+    if len(modes_log):  # a contact whose normal force would pull at the start opens there
+        events += [ContactEvent(float(times[0]), names[i], "lift-off") for i, mode in enumerate(modes_log[0])
+                   if mode == OPEN]
     for j in range(1, len(modes_log)):
         before, after = modes_log[j - 1], modes_log[j]
         for i, (old, new) in enumerate(zip(before, after)):

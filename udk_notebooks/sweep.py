@@ -221,6 +221,7 @@ def sweep(
         and set(simulate_options) <= {"constraint_tol", "max_switches"}  # any other option: one by one
         and all(s is None or isinstance(s, Baumgarte) for s in stabs)
         and all(rows is None for rows in cm.model.friction_normals)
+        and all(cm.reaction_free)  # N = |F^L| is the normal force only where A M^-1 C = 0 (else simulate refuses)
     )
     if not batched:
         return _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, simulate_options)

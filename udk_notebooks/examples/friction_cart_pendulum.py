@@ -90,10 +90,12 @@ import sympy as sm
 from scipy.integrate import solve_ivp
 from sympy.physics.mechanics import dynamicsymbols
 
+from ..contacts import Contact, Plane
 from ..model import CoulombFriction, Model
 from ._parameters import Parameter, defaults
 
 __all__ = [
+    "contact_model",
     "PARAMETERS",
     "ReferenceRun",
     "event_driven",
@@ -148,6 +150,35 @@ def model(**overrides: float) -> Model:
         friction=[CoulombFriction(x1.diff(), mu, mu_s, normal=FLOOR)],
         parameters=defaults(PARAMETERS, overrides),
         name="block on a rough floor carrying a pendulum",
+    )
+
+
+def contact_model(**overrides: float) -> Model:
+    """The same system with the floor declared as a physical contact of the block's point ``(x1, y1)``.
+
+    :class:`~udk_notebooks.contacts.Contact` with the floor ``Plane((0, 1))``: its gap row ``y1`` has unit
+    normal, so its multiplier is the floor's normal force in newtons, found together with the friction
+    force (which loads the rod, so ``A M^-1 C != 0`` here and ``|F^L|`` would not do). Unilateral: the
+    block would leave the floor where ``N`` reached zero.
+
+    Parameters
+    ----------
+    **overrides : float
+        New defaults for ``m1, m2, l, g, mu, mu_s``.
+
+    Returns
+    -------
+    Model
+        Holonomic rows rod then floor gap; one rough contact named ``"floor"``.
+    """
+    return Model(
+        [x1, y1, x2, y2],
+        kinetic_energy=(m1 * (x1.diff() ** 2 + y1.diff() ** 2) + m2 * (x2.diff() ** 2 + y2.diff() ** 2)) / 2,
+        potential_energy=g * (m1 * y1 + m2 * y2),
+        holonomic=[(x2 - x1) ** 2 + (y2 - y1) ** 2 - l**2],
+        contacts=[Contact((x1, y1), Plane((0, 1)), mu=mu, mu_s=mu_s, name="floor")],
+        parameters=defaults(PARAMETERS, overrides),
+        name="block on a rough floor carrying a pendulum, a physical contact",
     )
 
 

@@ -92,11 +92,13 @@ import sympy as sm
 from sympy.physics.mechanics import dynamicsymbols
 
 from ..core import Motion
+from ..contacts import Contact, Plane
 from ..model import CoulombFriction, Model
 from ._parameters import Parameter, defaults
 
 __all__ = [
     "PARAMETERS",
+    "contact_model",
     "exact_motion",
     "exact_state",
     "initial_state",
@@ -169,6 +171,38 @@ def model(**overrides: float) -> Model:
         ],
         parameters={PARAMETERS[name].symbol: value for name, value in values.items()},
         name="block on an incline with Coulomb friction",
+    )
+
+
+def contact_model(**overrides: float) -> Model:
+    """The same block declared as a physical contact: the point ``(x, y)`` on the plane with unit normal
+    ``n = (-sin alpha, cos alpha)`` (:class:`~udk_notebooks.contacts.Contact`).
+
+    Its gap row ``-x sin(alpha) + y cos(alpha)`` is the encyclopedia's ``y - x tan(alpha)`` times
+    ``cos(alpha)``, so its multiplier is the normal force in newtons; the slip velocity along the
+    tangent ``(cos alpha, sin alpha)`` is the ``s`` of :func:`model`. Here ``A M^-1 C = 0`` (a particle
+    pressed on one line), so both give the same motion; :func:`model` keeps the batched sweep (the
+    stick/slip map of lesson 3), which runs contact models one by one.
+
+    Parameters
+    ----------
+    **overrides : float
+        As for :func:`model`.
+
+    Returns
+    -------
+    Model
+        Coordinates ``(x, y)`` and one unilateral rough contact named ``"incline"``.
+    """
+    values = parameter_values(**overrides)
+    surface = Plane((-sm.sin(alpha), sm.cos(alpha)))
+    return Model(
+        [x, y],
+        kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
+        potential_energy=m * g * y,
+        contacts=[Contact((x, y), surface, mu=mu, mu_s=mu_s, name="incline")],
+        parameters={PARAMETERS[name].symbol: value for name, value in values.items()},
+        name="block on an incline, a physical contact",
     )
 
 
