@@ -594,7 +594,12 @@ class CompiledModel:
         columns = np.column_stack([ideal + (reaction(base) if np.any(base) else 0.0)] + [reaction(e) for e in units])
         lam, _, rank, _ = np.linalg.lstsq(A.T, columns, rcond=None)
         if rank < A.shape[0]:
-            self._check_normals_determined(A, normal_rows, rank)
+            try:
+                self._check_normals_determined(A, normal_rows, rank)
+            except ValueError:
+                if rough:
+                    raise
+                return self._held_indeterminate(A, columns[:, 0], base, data, modes, normal_rows, m_now, ratios)
         rows = [normal_rows[i][0] for i in rough]
         bilateral = [not self.model.contacts[i - first].unilateral for i in rough]
         N = self._sliding_normals(lam[rows, 0], lam[rows, 1:], bilateral, [i - first for i in rough], where)
@@ -611,6 +616,45 @@ class CompiledModel:
             limit = data[i, 3] * abs(normals[i - first])
             ratios[i] = multipliers[m_now + j] / max(limit, 1e-300)
         return total
+
+    def _held_indeterminate(self, A, reaction, base, data, modes, normal_rows, m_now, ratios) -> np.ndarray:
+        """Sticking contacts whose forces rigid-body statics leaves undetermined: can static friction hold?
+
+        With dependent rows (a ladder held at both ends) only ``A^T lambda``
+        is fixed. Linear programming (``scipy.optimize.linprog``) finds the
+        largest margin ``t`` such that some multipliers with that sum satisfy
+        ``N_i >= 0`` and ``|f_i| <= mu_s N_i - t`` at every sticking contact.
+        ``t >= 0``: they hold, and each ratio is ``1 - t / scale`` (at most
+        one); else they do not (ratio above one) and :meth:`release` tries the
+        sliding modes. The normal forces stay NaN: they are not determined,
+        and the package does not pick one.
+        """
+        from scipy.optimize import linprog
+
+        first = len(modes) - self.n_contacts
+        stuck = [i for i, mode in enumerate(modes) if mode == 0]
+        rows, cols = A.shape
+        scale = max(1.0, float(np.abs(reaction).max()))
+        # variables: lambda (rows), then t; maximize t
+        upper = []
+        for j, i in enumerate(stuck):
+            gap, stick = normal_rows[i][0], m_now + j
+            for sign in (1.0, -1.0):  # sign f - mu_s N + t <= 0
+                row = np.zeros(rows + 1)
+                row[stick], row[gap], row[-1] = sign, -data[i, 3], 1.0
+                upper.append(row)
+        bounds = [(None, None)] * rows + [(None, scale)]
+        for i in range(first, len(modes)):
+            if modes[i] != OPEN and self.model.contacts[i - first].unilateral:
+                bounds[normal_rows[i][0]] = (0.0, None)
+        objective = np.zeros(rows + 1)
+        objective[-1] = -1.0
+        result = linprog(objective, A_ub=np.array(upper) if upper else None, b_ub=np.zeros(len(upper)) if upper else None,
+                         A_eq=np.hstack([A.T, np.zeros((cols, 1))]), b_eq=reaction, bounds=bounds, method="highs")
+        margin = result.x[-1] / scale if result.status == 0 else -1.0
+        for i in stuck:
+            ratios[i] = 1.0 - margin
+        return base
 
     def _sliding_normals(self, a, B, bilateral, contacts, where) -> np.ndarray:
         """The normal forces of sliding contacts from ``N = a + B diag(sigma) N`` (``sigma = sgn N`` if bilateral).
@@ -842,6 +886,8 @@ class CompiledModel:
         """
         new = list(modes)
         contacts = [int(i) for i in contacts]
+        if self.n_contacts and contacts:
+            return self._release_contacts(t, q, qd, p, modes, contacts, crossed)
         for i in contacts:
             new[i] = 0
         if not contacts:
@@ -864,6 +910,55 @@ class CompiledModel:
                         "as large as the kinetic one `mu`"
                     )
         return tuple(new)
+
+    def _release_contacts(self, t, q, qd, p, modes, contacts, crossed) -> tuple[int, ...]:
+        """:meth:`release` for :class:`~udk_notebooks.contacts.Contact` entries: the first consistent modes.
+
+        Contacts at rest may hold each other (a ladder with friction at both
+        ends: one end at rest holds the other, and the forces of both are
+        statically indeterminate), so they are not released one by one. The
+        modes in ``{0, +1, -1}`` of the given contacts, and of rough contacts
+        sliding at zero speed, are tried, most sticking first: sticking ones
+        must be held (``|ratio| <= 1``), sliding ones must keep sliding their
+        way (``sgn(s) s' >= 0``), closed unilateral ones must press
+        (``N >= 0``). The first such set is taken; none is an error.
+        """
+        data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(self.n_friction, -1)
+        speed_scale = max(1.0, float(np.abs(qd).max(initial=0.0)))
+        resting = sorted(set(contacts) | {i for i, mode in enumerate(modes) if mode in (1, -1)
+                                          and abs(data[i, 0]) <= STICK_SPEED * speed_scale})
+        resting = [i for i in resting if not self.frictionless(i, data) and modes[i] != OPEN]
+        crossed = {int(i) for i in crossed}
+        first = self.n_friction - self.n_contacts
+        candidates = sorted(itertools.product((0, 1, -1), repeat=len(resting)),
+                            key=lambda c: (-c.count(0), [abs(v) for v in c] != [1] * len(c)))
+        failures = []
+        for candidate in candidates:
+            new = list(modes)
+            for i, mode in zip(resting, candidate):
+                new[i] = mode
+            try:
+                motion, ratios, normals = self.solve_contacts(t, q, qd, p, tuple(new))
+            except ValueError as exc:  # a paradox or an undetermined split: not this one
+                failures.append(str(exc).split(".")[0])
+                continue
+            tol = 1e-9 * max(1.0, float(np.abs(motion.qdd).max()))
+            ok = True
+            for i, mode in zip(resting, candidate):
+                if mode == 0:
+                    ok &= bool(abs(ratios[i]) <= 1 + (-HOLD_RTOL if i in crossed else HOLD_RTOL))
+                else:
+                    ok &= bool(mode * (data[i, 4:] @ motion.qdd + data[i, 1]) >= -tol)
+            pressing = [normals[j] for j in range(self.n_contacts)
+                        if new[first + j] != OPEN and self.model.contacts[j].unilateral and np.isfinite(normals[j])]
+            ok &= all(N >= -tol for N in pressing)
+            if ok:
+                return tuple(new)
+        names = ", ".join(repr(self.model.contact_names[i - first]) for i in resting)
+        raise ValueError(
+            f"contacts {names} at t = {t:g}: no stick/slip modes are consistent with Coulomb's law here (each "
+            "was tried: sticking ones held within mu_s N, sliding ones sliding their way, N >= 0). "
+            "Choose mu_s at least as large as mu" + (f"; the last refusal: {failures[-1]}" if failures else ""))
 
     def _kernel_motion(self, t, q, qd) -> Motion | None:
         """:meth:`motion` of float arrays with default parameters by the pattern kernel, else None.
