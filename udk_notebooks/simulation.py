@@ -907,9 +907,11 @@ def _motion_block(cm, p, times, q, qd, modes_log, correction, out) -> None:
         ok = _solve_group(cm, modes, members, inverse, Q, A, b, C, friction, out) & mass_ok[members]
         alone.extend(index[members][~ok])
     for j in sorted(alone):
-        motion, _, normals = cm.solve_contacts(times[j], q[j], qd[j], p, tuple(modes_log[j]),
-                                               None if correction is None else correction[j])
-        out["normal"][j] = normals
+        fix = None if correction is None else correction[j]
+        if cm.n_contacts:  # the normal forces come with the motion, from the one contact solver
+            motion, _, out["normal"][j] = cm.solve_contacts(times[j], q[j], qd[j], p, tuple(modes_log[j]), fix)
+        else:
+            motion = cm.solve_modes(times[j], q[j], qd[j], p, tuple(modes_log[j]), fix)[0]
         out["qdd"][j], out["impressed"][j] = motion.qdd, motion.impressed
         out["ideal"][j], out["nonideal"][j] = motion.ideal, motion.nonideal
 
