@@ -388,6 +388,24 @@ def test_incline_block_as_a_contact_follows_the_closed_form():
     np.testing.assert_allclose(run.power["nonideal"], other.power["nonideal"], atol=1e-8)
 
 
+def test_incline_block_held_by_static_friction_reports_the_holding_force_as_nonideal():
+    """mu_s >= tan(alpha): after the stop the block stays, held by F^C = m g sin(alpha) (cos a, sin a)."""
+    from udk_notebooks.examples import incline_friction as inc
+
+    setting = dict(alpha=0.4, mu=0.3, mu_s=0.5)
+    q0, qd0 = inc.initial_state(2.0, **setting)
+    run = udk.simulate(inc.contact_model(**setting), (0.0, 1.0), q0, qd0, method="rk4", step=1e-3)
+    assert [e.kind for e in run.events] == ["stick"]
+    held = run.modes[:, 0] == 0
+    holding = G * math.sin(0.4) * np.array([math.cos(0.4), math.sin(0.4)])
+    normal = G * math.cos(0.4) * np.array([-math.sin(0.4), math.cos(0.4)])
+    np.testing.assert_allclose(run.nonideal[held], np.tile(holding, (held.sum(), 1)), atol=1e-9)
+    np.testing.assert_allclose(run.ideal[held], np.tile(normal, (held.sum(), 1)), atol=1e-9)
+    other = udk.simulate(inc.model(**setting), (0.0, 1.0), q0, qd0, method="rk4", step=1e-3)
+    np.testing.assert_allclose(run.nonideal, other.nonideal, atol=1e-9)
+    np.testing.assert_allclose(run.ideal, other.ideal, atol=1e-9)
+
+
 def test_friction_cart_as_a_contact_matches_the_event_driven_reference():
     from udk_notebooks.examples import friction_cart_pendulum as fcp
 

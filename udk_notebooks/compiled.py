@@ -480,11 +480,16 @@ class CompiledModel:
             b = np.concatenate([b, -data[stuck, 1]])
 
         if self.n_contacts:
+            holding = []
+
             def nonideal(ideal):
                 return self._contact_friction(M, Q, A, b, factor, ideal, symbolic_C, data, modes, normal_rows,
-                                              m_now, ratios, normals, (t, q, qd))
+                                              m_now, ratios, normals, (t, q, qd), holding)
 
-            return solve(M, Q, A, b, nonideal, factor=factor), ratios, normals
+            motion = solve(M, Q, A, b, nonideal, factor=factor)
+            if holding:  # static friction is a constraint force that friction, not geometry, supplies
+                motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
+            return motion, ratios, normals
 
         holding = []
         pressed = any(rows is not None for rows in normal_rows)  # some contact names its normal rows
@@ -569,7 +574,7 @@ class CompiledModel:
         return cache["reaction_free"]
 
     def _contact_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normal_rows, m_now, ratios, normals,
-                          where) -> np.ndarray:
+                          where, holding) -> np.ndarray:
         """The nonideal vector ``C`` of :class:`~udk_notebooks.contacts.Contact` entries; fills ratios and normals.
 
         The reaction of the constraints is ``A^T lambda = F^L + F^C - C``
@@ -577,7 +582,9 @@ class CompiledModel:
         and ``F^C`` is linear in ``C``: so ``lambda = lambda_0 + Lambda C``
         (one solve per sliding contact, minimum-norm by least squares). A
         contact's gap row has unit normal, so its multiplier IS its normal
-        force; a sliding contact adds ``N_j e_j`` to ``C`` with
+        force, and a stick row ``t^T J_c`` has a unit tangent, so its
+        multiplier is the holding force (appended to ``holding`` as a
+        generalized force, to move from the ideal to the nonideal term); a sliding contact adds ``N_j e_j`` to ``C`` with
         ``e_j = -mu_j sgn(s_j) ds_j/dq'`` (``|N_j| e_j`` when bilateral). With
         ``a`` and ``B`` the rows of ``lambda_0`` and ``Lambda`` at the sliding
         contacts' gap rows, their normal forces solve ``(I - B) N = a``
@@ -615,6 +622,8 @@ class CompiledModel:
         for j, i in enumerate(stuck):  # the stick row t^T J_c has a unit tangent: its multiplier is the force
             limit = data[i, 3] * abs(normals[i - first])
             ratios[i] = multipliers[m_now + j] / max(limit, 1e-300)
+        if stuck:
+            holding.append(A[m_now:].T @ multipliers[m_now:])
         return total
 
     def _held_indeterminate(self, A, reaction, base, data, modes, normal_rows, m_now, ratios) -> np.ndarray:
@@ -627,7 +636,8 @@ class CompiledModel:
         ``t >= 0``: they hold, and each ratio is ``1 - t / scale`` (at most
         one); else they do not (ratio above one) and :meth:`release` tries the
         sliding modes. The normal forces stay NaN: they are not determined,
-        and the package does not pick one.
+        and the package does not pick one; for the same reason the holding
+        forces are not split off, and stay in the ideal term.
         """
         from scipy.optimize import linprog
 
