@@ -940,8 +940,7 @@ class CompiledModel:
         resting = [i for i in resting if not self.frictionless(i, data) and modes[i] != OPEN]
         crossed = {int(i) for i in crossed}
         first = self.n_friction - self.n_contacts
-        candidates = sorted(itertools.product((0, 1, -1), repeat=len(resting)),
-                            key=lambda c: (-c.count(0), [abs(v) for v in c] != [1] * len(c)))
+        candidates = sorted(itertools.product((0, 1, -1), repeat=len(resting)), key=lambda c: -c.count(0))
         failures = []
         for candidate in candidates:
             new = list(modes)

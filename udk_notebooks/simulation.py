@@ -280,6 +280,7 @@ class _Segment:
     def __init__(self, cm: CompiledModel, p, modes, stabilization):
         self.cm, self.p, self.modes, self.stab = cm, p, tuple(modes), stabilization
         self.n = cm.n
+        self._last = None  # (t, y) and the switching values there
 
     def motion(self, t, y) -> tuple[Motion, np.ndarray]:
         q, qd = y[: self.n], y[self.n :]
@@ -310,8 +311,13 @@ class _Segment:
         """
         if not self.modes:
             return np.zeros(0)
+        key = (t, y.tobytes())
+        if self._last is not None and self._last[0] == key:  # a fixed step's end is the next one's start
+            return self._last[1]
         try:
-            return self._switches(t, y)
+            values = self._switches(t, y)
+            self._last = (key, values)
+            return values
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:  # the equation of motion fails here
             raise _StepFailure(t, y, exc) from exc
 
