@@ -482,3 +482,32 @@ def test_rough_ladder_at_rest_holds_iff_friction_can_hold_it(degrees, floor_mu, 
     else:
         assert run.modes[0, 0] == 1 and run.q[-1, 2] < theta0 - 1e-3
         assert np.all(run.normal_force[:, 0] > 0)
+
+
+def test_coulomb_friction_forms_refuse_the_rod():
+    """Issue 18: CoulombFriction gave x'' = -1.903 (N = |F^L|) or -1.479 (N = |A^T lambda|) for the rod; both
+    routes now refuse, pointing to Contact, whose answer (-1.402) is checked above."""
+    end_y = y - L / 2 * sm.sin(th)
+    slip = x.diff() + L / 2 * sm.sin(th) * th.diff()
+    q, qd = rod_state(math.radians(40), 1.0)
+    for normal in (None, end_y):
+        rod = udk.Model([x, y, th], mass_matrix=sm.diag(m, m, m * L**2 / 12), potential_energy=m * g * y,
+                        holonomic=[end_y], friction=[udk.CoulombFriction(slip, mu, normal=normal)],
+                        parameters={m: 1.0, L: 1.0, g: G, mu: 0.5})
+        with pytest.raises(ValueError, match="udk_notebooks.Contact"):
+            rod.compile().motion(0.0, q, qd)
+
+
+def test_moving_floor_presses_harder():
+    """A floor rising as a t^2 / 2 (Plane with a moving offset): N = m (g + a) on a particle resting on it."""
+    t = udk.model.TIME
+    a = 2.0
+    lift = udk.Model([x, y], mass_matrix=sm.eye(2) * m, potential_energy=m * g * y,
+                     contacts=[Contact((x, y), Plane((0, 1), offset=a * t**2 / 2), mu=0.3, name="lift")],
+                     parameters={m: 1.5, g: G})
+    run = udk.simulate(lift, (0.0, 1.0), [0.0, 0.0], [0.5, 0.0], method="rk4", step=1e-3)
+    np.testing.assert_allclose(run.normal_force[:, 0], 1.5 * (G + a), rtol=1e-9)
+    # it slides with deceleration mu (g + a) until it stops, then sticks
+    stop = 0.5 / (0.3 * (G + a))
+    assert [e.kind for e in run.events] == ["stick"] and run.events[0].time == pytest.approx(stop, abs=1e-9)
+    np.testing.assert_allclose(run.q[:, 1], a * run.t**2 / 2, atol=1e-9)

@@ -513,6 +513,7 @@ class CompiledModel:
                     self._check_reaction_free(i, unit, reaction, t)
                     total += size * unit
             if pressed:
+                self._check_translational_normals()
                 known = (lam, rank) if stuck else None
                 return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normal_rows, size,
                                               ratios, known)
@@ -548,6 +549,32 @@ class CompiledModel:
                 "friction force changes the constraint reaction (A M^-1 C != 0: a rotating body, or a body "
                 "held by joints), so |F^L| is not the normal force. Declare the contact with "
                 "udk_notebooks.Contact(point, surface, mu) (its N is the gap row's multiplier, in newtons)")
+
+    def _check_translational_normals(self) -> None:
+        """Refuse ``CoulombFriction(normal=rows)`` whose rows depend on the configuration (issue 18).
+
+        ``N = || sum_k A_k^T lambda_k ||`` is a force when the named rows are
+        linear in the coordinates (a floor ``y1 = 0`` or a fixed line, in
+        Cartesian coordinates). A row whose coefficients change with ``q``
+        (a rod's end on the floor, ``y - (L/2) sin(theta)``, with the row
+        ``(0, 1, -(L/2) cos(theta))``) makes it a generalized force that mixes
+        newtons with newton-metres.
+        """
+        cache = self._symbolic
+        if "translational_normals" not in cache:
+            model = self.model
+            q = set(model.q)
+            bad = [(i, rows) for i, rows in enumerate(model.friction_normals[: len(model.friction)])
+                   if rows is not None and any(model.A[r, j].has(*q) for r in rows for j in range(self.n))]
+            cache["translational_normals"] = bad
+        bad = cache["translational_normals"]
+        if bad:
+            i, rows = bad[0]
+            raise ValueError(
+                f"friction contact {i}: its `normal` rows {list(rows)} have coefficients that change with the "
+                "configuration (an angle), so N = |sum_k A_k^T lambda_k| would be a generalized force, not a "
+                "force in newtons. Declare the contact with udk_notebooks.Contact(point, surface, mu), whose N is "
+                "the gap row's multiplier in newtons")
 
     @property
     def reaction_free(self) -> tuple[bool, ...]:
