@@ -1045,9 +1045,7 @@ def _events(cm, times, modes_log) -> tuple:
                 kind = "stick"
             elif old == 0:
                 kind = "slip"
-            elif old == OPEN:
-                kind = "touch-down"
-            else:
+            else:  # (an open contact never closes again: its return is an impact, which ends the run)
                 kind = "reversal"
             events.append(ContactEvent(float(times[j]), names[i], kind))
     return tuple(events)
