@@ -388,6 +388,24 @@ def test_incline_block_as_a_contact_follows_the_closed_form():
     np.testing.assert_allclose(run.power["nonideal"], other.power["nonideal"], atol=1e-8)
 
 
+def test_incline_block_held_by_static_friction_reports_the_holding_force_as_nonideal():
+    """mu_s >= tan(alpha): after the stop the block stays, held by F^C = m g sin(alpha) (cos a, sin a)."""
+    from udk_notebooks.examples import incline_friction as inc
+
+    setting = dict(alpha=0.4, mu=0.3, mu_s=0.5)
+    q0, qd0 = inc.initial_state(2.0, **setting)
+    run = udk.simulate(inc.contact_model(**setting), (0.0, 1.0), q0, qd0, method="rk4", step=1e-3)
+    assert [e.kind for e in run.events] == ["stick"]
+    held = run.modes[:, 0] == 0
+    holding = G * math.sin(0.4) * np.array([math.cos(0.4), math.sin(0.4)])
+    normal = G * math.cos(0.4) * np.array([-math.sin(0.4), math.cos(0.4)])
+    np.testing.assert_allclose(run.nonideal[held], np.tile(holding, (held.sum(), 1)), atol=1e-9)
+    np.testing.assert_allclose(run.ideal[held], np.tile(normal, (held.sum(), 1)), atol=1e-9)
+    other = udk.simulate(inc.model(**setting), (0.0, 1.0), q0, qd0, method="rk4", step=1e-3)
+    np.testing.assert_allclose(run.nonideal, other.nonideal, atol=1e-9)
+    np.testing.assert_allclose(run.ideal, other.ideal, atol=1e-9)
+
+
 def test_friction_cart_as_a_contact_matches_the_event_driven_reference():
     from udk_notebooks.examples import friction_cart_pendulum as fcp
 
@@ -411,3 +429,85 @@ def test_friction_cart_as_a_contact_matches_the_event_driven_reference():
                                -fcp.PARAMETERS["mu"].default * newton[sliding] * np.abs(run.qd[sliding, 0]),
                                rtol=1e-6, atol=1e-8)
     assert np.abs(run.energy_balance()).max() < 1e-4 * (run.energy[0] - run.energy[-1])
+
+
+# -- the ladder with friction at both ends ------------------------------------------------------------------
+def rough_ladder(floor_mu: float, wall_mu: float) -> udk.Model:
+    mf, mw = sm.symbols("mu_f mu_w", nonnegative=True)
+    bottom = (x + L / 2 * sm.cos(th), y - L / 2 * sm.sin(th))
+    top = (x - L / 2 * sm.cos(th), y + L / 2 * sm.sin(th))
+    return udk.Model([x, y, th], mass_matrix=sm.diag(m, m, m * L**2 / 12), potential_energy=m * g * y,
+                     contacts=[Contact(bottom, Plane((0, 1)), mu=mf, name="floor"),
+                               Contact(top, Plane((1, 0)), mu=mw, name="wall")],
+                     parameters={m: 1.0, L: 1.0, g: G, mf: floor_mu, mw: wall_mu})
+
+
+def test_rough_ladder_sliding_matches_a_joint_solve():
+    """Both ends sliding: numpy's 5 x 5 solve of M q'' = Q + sum_i N_i (A_i - mu_i ds_i/dq'), A q'' = b."""
+    angle, rate, mf, mw = math.radians(50), -1.2, 0.3, 0.2
+    s, c = math.sin(angle), math.cos(angle)
+    q = np.array([0.5 * c, 0.5 * s, angle])
+    qd = np.array([-0.5 * s * rate, 0.5 * c * rate, rate])  # bottom stays on the floor, top on the wall
+    cm = rough_ladder(mf, mw).compile()
+    modes = cm.friction_modes(0.0, q, qd, cm.defaults)
+    assert modes == (1, 1)  # bottom moving away from the wall, top moving down
+    motion, _, normals = cm.solve_contacts(0.0, q, qd, cm.defaults, modes)
+    A = np.array([[0.0, 1.0, -0.5 * c], [1.0, 0.0, 0.5 * s]])
+    slopes = np.array([[1.0, 0.0, -0.5 * s], [0.0, -1.0, -0.5 * c]])
+    b = np.array([-0.5 * s * rate**2, -0.5 * c * rate**2])
+    K = np.zeros((5, 5))
+    K[:3, :3] = np.diag([1.0, 1.0, 1.0 / 12])
+    K[:3, 3:] = -(A - np.array([[mf], [mw]]) * slopes).T
+    K[3:, :3] = A
+    sol = np.linalg.solve(K, np.r_[0.0, -G, 0.0, b])
+    np.testing.assert_allclose(motion.qdd, sol[:3], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(normals, sol[3:], rtol=1e-10)
+
+
+@pytest.mark.parametrize("degrees, floor_mu, wall_mu", [(70, 0.3, 0.2), (56, 0.3, 0.2), (59, 0.3, 0.2),
+                                                          (80, 0.1, 0.0), (77, 0.1, 0.0), (60, 0.5, 0.5)])
+def test_rough_ladder_at_rest_holds_iff_friction_can_hold_it(degrees, floor_mu, wall_mu):
+    """A ladder at rest stays iff tan(theta0) >= (1 - mu_f mu_w) / (2 mu_f); its end forces are then
+    statically indeterminate (NaN, not a guess); otherwise both ends slide."""
+    theta0 = math.radians(degrees)
+    holds = math.tan(theta0) >= (1 - floor_mu * wall_mu) / (2 * floor_mu)
+    q0 = [0.5 * math.cos(theta0), 0.5 * math.sin(theta0), theta0]
+    system = rough_ladder(floor_mu, wall_mu)
+    run = udk.simulate(system, (0.0, 0.1), q0, [0.0, 0.0, 0.0], method="rk4", step=2e-3)
+    if holds:
+        assert run.modes[0].tolist() == [0, 0 if wall_mu else 1] and not run.events  # a smooth wall never sticks
+        np.testing.assert_allclose(run.q, np.tile(q0, (run.t.size, 1)), atol=1e-12)
+        if wall_mu > 0:
+            assert np.all(np.isnan(run.normal_force))
+    else:
+        assert run.modes[0, 0] == 1 and run.q[-1, 2] < theta0 - 1e-3
+        assert np.all(run.normal_force[:, 0] > 0)
+
+
+def test_coulomb_friction_forms_refuse_the_rod():
+    """Issue 18: CoulombFriction gave x'' = -1.903 (N = |F^L|) or -1.479 (N = |A^T lambda|) for the rod; both
+    routes now refuse, pointing to Contact, whose answer (-1.402) is checked above."""
+    end_y = y - L / 2 * sm.sin(th)
+    slip = x.diff() + L / 2 * sm.sin(th) * th.diff()
+    q, qd = rod_state(math.radians(40), 1.0)
+    for normal in (None, end_y):
+        rod = udk.Model([x, y, th], mass_matrix=sm.diag(m, m, m * L**2 / 12), potential_energy=m * g * y,
+                        holonomic=[end_y], friction=[udk.CoulombFriction(slip, mu, normal=normal)],
+                        parameters={m: 1.0, L: 1.0, g: G, mu: 0.5})
+        with pytest.raises(ValueError, match="udk_notebooks.Contact"):
+            rod.compile().motion(0.0, q, qd)
+
+
+def test_moving_floor_presses_harder():
+    """A floor rising as a t^2 / 2 (Plane with a moving offset): N = m (g + a) on a particle resting on it."""
+    t = udk.model.TIME
+    a = 2.0
+    lift = udk.Model([x, y], mass_matrix=sm.eye(2) * m, potential_energy=m * g * y,
+                     contacts=[Contact((x, y), Plane((0, 1), offset=a * t**2 / 2), mu=0.3, name="lift")],
+                     parameters={m: 1.5, g: G})
+    run = udk.simulate(lift, (0.0, 1.0), [0.0, 0.0], [0.5, 0.0], method="rk4", step=1e-3)
+    np.testing.assert_allclose(run.normal_force[:, 0], 1.5 * (G + a), rtol=1e-9)
+    # it slides with deceleration mu (g + a) until it stops, then sticks
+    stop = 0.5 / (0.3 * (G + a))
+    assert [e.kind for e in run.events] == ["stick"] and run.events[0].time == pytest.approx(stop, abs=1e-9)
+    np.testing.assert_allclose(run.q[:, 1], a * run.t**2 / 2, atol=1e-9)

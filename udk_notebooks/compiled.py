@@ -78,6 +78,31 @@ def _scalar_function(args, entries) -> Callable:
     return func
 
 
+def _identically_zero(expr, compiled) -> bool:
+    """True when sympy proves ``expr`` (of ``q, q', t`` and parameters) zero; False when it cannot.
+
+    A few random points rule out most nonzero expressions at once (a
+    simplification of them would be slow and is not needed); the proof tries
+    the cheap trigonometric route before ``sympy.simplify``.
+    """
+    expr = sm.sympify(expr)
+    if expr == 0:
+        return True
+    _, _, _, replace = _numeric_symbols(compiled.model)
+    plain = expr.xreplace(replace)
+    symbols = sorted(plain.free_symbols, key=str)
+    rng = np.random.default_rng(18)
+    function = sm.lambdify(symbols, plain, modules="numpy")
+    for _ in range(3):
+        try:
+            value = complex(function(*rng.uniform(0.2, 1.3, len(symbols))))
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            continue
+        if abs(value) > 1e-9:
+            return False
+    return sm.trigsimp(sm.expand_trig(expr)) == 0 or sm.simplify(expr) == 0
+
+
 def _stack(values, size: int) -> np.ndarray:
     """Entries from a numpy-lambdified function (arrays of shape (B,) or constants) as shape (B, len)."""
     out = np.empty((size, len(values)))
@@ -493,11 +518,16 @@ class CompiledModel:
             b = np.concatenate([b, -data[stuck, 1]])
 
         if self.n_contacts:
+            holding = []
+
             def nonideal(ideal):
                 return self._contact_friction(M, Q, A, b, factor, ideal, symbolic_C, data, modes, normal_rows,
-                                              m_now, ratios, normals, (t, q, qd))
+                                              m_now, ratios, normals, (t, q, qd), holding)
 
-            return solve(M, Q, A, b, nonideal, factor=factor), ratios, normals
+            motion = solve(M, Q, A, b, nonideal, factor=factor)
+            if holding:  # static friction is a constraint force that friction, not geometry, supplies
+                motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
+            return motion, ratios, normals
 
         holding = []
         pressed = any(rows is not None for rows in normal_rows)  # some contact names its normal rows
@@ -521,6 +551,7 @@ class CompiledModel:
                     self._check_reaction_free(i, unit, reaction, t)
                     total += size * unit
             if pressed:
+                self._check_translational_normals()
                 known = (lam, rank) if stuck else None
                 return self._pressed_friction(M, Q, A, b, factor, ideal, total, data, modes, normal_rows, size,
                                               ratios, known)
@@ -557,6 +588,32 @@ class CompiledModel:
                 "held by joints), so |F^L| is not the normal force. Declare the contact with "
                 "udk_notebooks.Contact(point, surface, mu) (its N is the gap row's multiplier, in newtons)")
 
+    def _check_translational_normals(self) -> None:
+        """Refuse ``CoulombFriction(normal=rows)`` whose rows depend on the configuration (issue 18).
+
+        ``N = || sum_k A_k^T lambda_k ||`` is a force when the named rows are
+        linear in the coordinates (a floor ``y1 = 0`` or a fixed line, in
+        Cartesian coordinates). A row whose coefficients change with ``q``
+        (a rod's end on the floor, ``y - (L/2) sin(theta)``, with the row
+        ``(0, 1, -(L/2) cos(theta))``) makes it a generalized force that mixes
+        newtons with newton-metres.
+        """
+        cache = self._symbolic
+        if "translational_normals" not in cache:
+            model = self.model
+            q = set(model.q)
+            bad = [(i, rows) for i, rows in enumerate(model.friction_normals[: len(model.friction)])
+                   if rows is not None and any(model.A[r, j].has(*q) for r in rows for j in range(self.n))]
+            cache["translational_normals"] = bad
+        bad = cache["translational_normals"]
+        if bad:
+            i, rows = bad[0]
+            raise ValueError(
+                f"friction contact {i}: its `normal` rows {list(rows)} have coefficients that change with the "
+                "configuration (an angle), so N = |sum_k A_k^T lambda_k| would be a generalized force, not a "
+                "force in newtons. Declare the contact with udk_notebooks.Contact(point, surface, mu), whose N is "
+                "the gap row's multiplier in newtons")
+
     @property
     def reaction_free(self) -> tuple[bool, ...]:
         """Per friction entry: True where ``A M^-1 ds/dq' = 0`` holds identically (sympy proves it).
@@ -575,14 +632,14 @@ class CompiledModel:
                 slope = sm.Matrix([sm.sympify(contact.sliding_velocity)]).jacobian(model.qd).T
                 try:
                     gain = model.A * model.M.LUsolve(slope)
-                    found.append(all(sm.simplify(e) == 0 for e in gain))
-                except (ValueError, ZeroDivisionError, NotImplementedError):
+                    found.append(all(_identically_zero(e, self) for e in gain))
+                except (ValueError, ZeroDivisionError, NotImplementedError, TypeError):
                     found.append(False)
             cache["reaction_free"] = tuple(found)
         return cache["reaction_free"]
 
     def _contact_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normal_rows, m_now, ratios, normals,
-                          where) -> np.ndarray:
+                          where, holding) -> np.ndarray:
         """The nonideal vector ``C`` of :class:`~udk_notebooks.contacts.Contact` entries; fills ratios and normals.
 
         The reaction of the constraints is ``A^T lambda = F^L + F^C - C``
@@ -590,7 +647,9 @@ class CompiledModel:
         and ``F^C`` is linear in ``C``: so ``lambda = lambda_0 + Lambda C``
         (one solve per sliding contact, minimum-norm by least squares). A
         contact's gap row has unit normal, so its multiplier IS its normal
-        force; a sliding contact adds ``N_j e_j`` to ``C`` with
+        force, and a stick row ``t^T J_c`` has a unit tangent, so its
+        multiplier is the holding force (appended to ``holding`` as a
+        generalized force, to move from the ideal to the nonideal term); a sliding contact adds ``N_j e_j`` to ``C`` with
         ``e_j = -mu_j sgn(s_j) ds_j/dq'`` (``|N_j| e_j`` when bilateral). With
         ``a`` and ``B`` the rows of ``lambda_0`` and ``Lambda`` at the sliding
         contacts' gap rows, their normal forces solve ``(I - B) N = a``
@@ -607,7 +666,12 @@ class CompiledModel:
         columns = np.column_stack([ideal + (reaction(base) if np.any(base) else 0.0)] + [reaction(e) for e in units])
         lam, _, rank, _ = np.linalg.lstsq(A.T, columns, rcond=None)
         if rank < A.shape[0]:
-            self._check_normals_determined(A, normal_rows, rank)
+            try:
+                self._check_normals_determined(A, normal_rows, rank)
+            except ValueError:
+                if rough:
+                    raise
+                return self._held_indeterminate(A, columns[:, 0], base, data, modes, normal_rows, m_now, ratios)
         rows = [normal_rows[i][0] for i in rough]
         bilateral = [not self.model.contacts[i - first].unilateral for i in rough]
         N = self._sliding_normals(lam[rows, 0], lam[rows, 1:], bilateral, [i - first for i in rough], where)
@@ -623,7 +687,49 @@ class CompiledModel:
         for j, i in enumerate(stuck):  # the stick row t^T J_c has a unit tangent: its multiplier is the force
             limit = data[i, 3] * abs(normals[i - first])
             ratios[i] = multipliers[m_now + j] / max(limit, 1e-300)
+        if stuck:
+            holding.append(A[m_now:].T @ multipliers[m_now:])
         return total
+
+    def _held_indeterminate(self, A, reaction, base, data, modes, normal_rows, m_now, ratios) -> np.ndarray:
+        """Sticking contacts whose forces rigid-body statics leaves undetermined: can static friction hold?
+
+        With dependent rows (a ladder held at both ends) only ``A^T lambda``
+        is fixed. Linear programming (``scipy.optimize.linprog``) finds the
+        largest margin ``t`` such that some multipliers with that sum satisfy
+        ``N_i >= 0`` and ``|f_i| <= mu_s N_i - t`` at every sticking contact.
+        ``t >= 0``: they hold, and each ratio is ``1 - t / scale`` (at most
+        one); else they do not (ratio above one) and :meth:`release` tries the
+        sliding modes. The normal forces stay NaN: they are not determined,
+        and the package does not pick one; for the same reason the holding
+        forces are not split off, and stay in the ideal term.
+        """
+        from scipy.optimize import linprog
+
+        first = len(modes) - self.n_contacts
+        stuck = [i for i, mode in enumerate(modes) if mode == 0]
+        rows, cols = A.shape
+        scale = max(1.0, float(np.abs(reaction).max()))
+        # variables: lambda (rows), then t; maximize t
+        upper = []
+        for j, i in enumerate(stuck):
+            gap, stick = normal_rows[i][0], m_now + j
+            for sign in (1.0, -1.0):  # sign f - mu_s N + t <= 0
+                row = np.zeros(rows + 1)
+                row[stick], row[gap], row[-1] = sign, -data[i, 3], 1.0
+                upper.append(row)
+        bounds = [(None, None)] * rows + [(None, scale)]
+        for i in range(first, len(modes)):
+            if modes[i] != OPEN and self.model.contacts[i - first].unilateral:
+                bounds[normal_rows[i][0]] = (0.0, None)
+        objective = np.zeros(rows + 1)
+        objective[-1] = -1.0
+        result = linprog(objective, A_ub=np.array(upper) if upper else None, b_ub=np.zeros(len(upper)) if upper else None,
+                         A_eq=np.hstack([A.T, np.zeros((cols, 1))]), b_eq=reaction, bounds=bounds, method="highs")
+        margin = result.x[-1] / scale if result.status == 0 else -1.0
+        for i in stuck:
+            ratios[i] = 1.0 - margin
+        return base
 
     def _sliding_normals(self, a, B, bilateral, contacts, where) -> np.ndarray:
         """The normal forces of sliding contacts from ``N = a + B diag(sigma) N`` (``sigma = sgn N`` if bilateral).
@@ -855,6 +961,8 @@ class CompiledModel:
         """
         new = list(modes)
         contacts = [int(i) for i in contacts]
+        if self.n_contacts and contacts:
+            return self._release_contacts(t, q, qd, p, modes, contacts, crossed)
         for i in contacts:
             new[i] = 0
         if not contacts:
@@ -877,6 +985,54 @@ class CompiledModel:
                         "as large as the kinetic one `mu`"
                     )
         return tuple(new)
+
+    def _release_contacts(self, t, q, qd, p, modes, contacts, crossed) -> tuple[int, ...]:
+        """:meth:`release` for :class:`~udk_notebooks.contacts.Contact` entries: the first consistent modes.
+
+        Contacts at rest may hold each other (a ladder with friction at both
+        ends: one end at rest holds the other, and the forces of both are
+        statically indeterminate), so they are not released one by one. The
+        modes in ``{0, +1, -1}`` of the given contacts, and of rough contacts
+        sliding at zero speed, are tried, most sticking first: sticking ones
+        must be held (``|ratio| <= 1``), sliding ones must keep sliding their
+        way (``sgn(s) s' >= 0``), closed unilateral ones must press
+        (``N >= 0``). The first such set is taken; none is an error.
+        """
+        data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(self.n_friction, -1)
+        speed_scale = max(1.0, float(np.abs(qd).max(initial=0.0)))
+        resting = sorted(set(contacts) | {i for i, mode in enumerate(modes) if mode in (1, -1)
+                                          and abs(data[i, 0]) <= STICK_SPEED * speed_scale})
+        resting = [i for i in resting if not self.frictionless(i, data) and modes[i] != OPEN]
+        crossed = {int(i) for i in crossed}
+        first = self.n_friction - self.n_contacts
+        candidates = sorted(itertools.product((0, 1, -1), repeat=len(resting)), key=lambda c: -c.count(0))
+        failures = []
+        for candidate in candidates:
+            new = list(modes)
+            for i, mode in zip(resting, candidate):
+                new[i] = mode
+            try:
+                motion, ratios, normals = self.solve_contacts(t, q, qd, p, tuple(new))
+            except ValueError as exc:  # a paradox or an undetermined split: not this one
+                failures.append(str(exc).split(".")[0])
+                continue
+            tol = 1e-9 * max(1.0, float(np.abs(motion.qdd).max()))
+            ok = True
+            for i, mode in zip(resting, candidate):
+                if mode == 0:
+                    ok &= bool(abs(ratios[i]) <= 1 + (-HOLD_RTOL if i in crossed else HOLD_RTOL))
+                else:
+                    ok &= bool(mode * (data[i, 4:] @ motion.qdd + data[i, 1]) >= -tol)
+            pressing = [normals[j] for j in range(self.n_contacts)
+                        if new[first + j] != OPEN and self.model.contacts[j].unilateral and np.isfinite(normals[j])]
+            ok &= all(N >= -tol for N in pressing)
+            if ok:
+                return tuple(new)
+        names = ", ".join(repr(self.model.contact_names[i - first]) for i in resting)
+        raise ValueError(
+            f"contacts {names} at t = {t:g}: no stick/slip modes are consistent with Coulomb's law here (each "
+            "was tried: sticking ones held within mu_s N, sliding ones sliding their way, N >= 0). "
+            "Choose mu_s at least as large as mu" + (f"; the last refusal: {failures[-1]}" if failures else ""))
 
     def _kernel_motion(self, t, q, qd) -> Motion | None:
         """:meth:`motion` of float arrays with default parameters by the pattern kernel, else None.

@@ -72,8 +72,9 @@ class CoulombFriction:
       ``k``. That is a force in newtons when the named rows act on
       translational coordinates of the contact point only (``y1 = 0`` for a
       block); a row that involves an angle (a rod's end, ``y - (L/2) sin
-      theta``) makes it a mix of newtons and newton-metres: use
-      :class:`~udk_notebooks.contacts.Contact` there. In a multibody system the reaction also answers the friction
+      theta``) would make it a mix of newtons and newton-metres, and the
+      compiled model refuses such rows (their coefficients change with the
+      configuration), pointing to :class:`~udk_notebooks.contacts.Contact`. In a multibody system the reaction also answers the friction
       force itself (sliding friction on a cart changes the swing of a pendulum
       it carries, and so the load on the floor), so ``lambda`` belongs to the
       total constraint force ``F^L + F^C`` minus ``C``, not to ``F^L`` alone:

@@ -328,6 +328,7 @@ class _Segment:
         self.cm, self.p, self.modes, self.stab = cm, p, tuple(modes), stabilization
         self.n = cm.n
         self.budget = budget
+        self._last = None  # (t, y) and the switching values there
 
     def motion(self, t, y) -> tuple[Motion, np.ndarray]:
         q, qd = y[: self.n], y[self.n :]
@@ -360,8 +361,13 @@ class _Segment:
         """
         if not self.modes:
             return np.zeros(0)
+        key = (t, y.tobytes())
+        if self._last is not None and self._last[0] == key:  # a fixed step's end is the next one's start
+            return self._last[1]
         try:
-            return self._switches(t, y)
+            values = self._switches(t, y)
+            self._last = (key, values)
+            return values
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:  # the equation of motion fails here
             raise _StepFailure(t, y, exc) from exc
 
@@ -990,9 +996,11 @@ def _motion_block(cm, p, times, q, qd, modes_log, correction, out) -> None:
         ok = _solve_group(cm, modes, members, inverse, Q, A, b, C, friction, out) & mass_ok[members]
         alone.extend(index[members][~ok])
     for j in sorted(alone):
-        motion, _, normals = cm.solve_contacts(times[j], q[j], qd[j], p, tuple(modes_log[j]),
-                                               None if correction is None else correction[j])
-        out["normal"][j] = normals
+        fix = None if correction is None else correction[j]
+        if cm.n_contacts:  # the normal forces come with the motion, from the one contact solver
+            motion, _, out["normal"][j] = cm.solve_contacts(times[j], q[j], qd[j], p, tuple(modes_log[j]), fix)
+        else:
+            motion = cm.solve_modes(times[j], q[j], qd[j], p, tuple(modes_log[j]), fix)[0]
         out["qdd"][j], out["impressed"][j] = motion.qdd, motion.impressed
         out["ideal"][j], out["nonideal"][j] = motion.ideal, motion.nonideal
 
@@ -1123,9 +1131,7 @@ def _events(cm, times, modes_log) -> tuple:
                 kind = "stick"
             elif old == 0:
                 kind = "slip"
-            elif old == OPEN:
-                kind = "touch-down"
-            else:
+            else:  # (an open contact never closes again: its return is an impact, which ends the run)
                 kind = "reversal"
             events.append(ContactEvent(float(times[j]), names[i], kind))
     return tuple(events)
