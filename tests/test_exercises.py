@@ -256,6 +256,14 @@ WRONG = {
     (lesson04, "check_3"): [((9.81 * np.cos(0.5),), "m l theta'^2"), ((-10.769,), "positive"), ((5.0,), "circular"), ((None, ), "replace")],
     (lesson04, "check_4"): [((_bead_model(sign=-1.0),), "Lagrange's equation"), ((3,), "udk.Model"), ((udk.Model,), "udk.Model")],
     (lesson04, "check_5"): [((0.0,), "virtual"), ((0.25,), "negative"), ((-1.0,), "-m j^2 / R^3"), (("-0.25",), "should be")],
+    (lesson00, "check_5"): [((20.0, "because of the reason I give here"), "real floor would allow"), ((-9.81, "because of the reason I give here"), "model answer"),
+                            ((0.0, "floor"), "at least 5 words"), ((0.0, 3), "should be a sentence")],
+    (lesson01, "check_5"): [((True, "because of the reason I give here"), "direction of c"), (("yes", "because of the reason I give here"), "model answer"),
+                            ((False, ""), "at least 5 words"), (("maybe", "because of the reason I give here"), "True or False")],
+    (lesson02, "check_6"): [((True, "because of the reason I give here"), "inside the method's region"), ((False, None), "should be a sentence")],
+    (lesson03, "check_6"): [((False, "because of the reason I give here"), "massless direction"), ((True, "rank"), "at least 5 words")],
+    (lesson04, "check_6"): [(("nonholonomic", "because of the reason I give here"), "integrating factor"), (("scleronomic", "because of the reason I give here"), "model answer"),
+                            (("holonomic", "because of the reason I give here"), "which kind")],
 }
 
 

@@ -92,6 +92,9 @@ SOLUTIONS = [
     (lesson07.check_2, (np.array([1.0, 2.0]) + 0.5 * np.array([2.0, -1.0]),)),
     (lesson07.check_3, (False,)),
     (lesson07.check_4, (_identify,)),
+    (lesson05.check_6, (True, "the string moves energy between carriage and bob")),
+    (lesson06.check_5, (4.0, "same path at twice the speed needs four times the force")),
+    (lesson07.check_5, (False, "only c1 does virtual work on this wire")),
 ]
 
 
@@ -158,12 +161,20 @@ WRONG = [
     (lesson07.check_4, lambda t, q, k, m, g: 1 / 0, "ZeroDivisionError"),
     (lesson07.check_4, lambda t, q, k, m, g: "c", "one finite real number"),
     (lesson07.check_4, 5, "a function"),
+    (lesson05.check_6, False, "work on one body"),
+    (lesson06.check_5, 2.0, "speed squared"),
+    (lesson06.check_5, 1.0, "model answer"),
+    (lesson07.check_5, True, "virtual work on this wire"),
 ]
+
+
+WHY = "because of the reason I give here"
+PREDICTIONS = {lesson05.check_6, lesson06.check_5, lesson07.check_5}
 
 
 @pytest.mark.parametrize("check, answer, hint", WRONG)
 def test_wrong_answer_gets_hint(check, answer, hint):
-    feedback = check(answer)
+    feedback = check(answer, WHY) if check in PREDICTIONS else check(answer)
     assert isinstance(feedback, Feedback)
     assert not feedback.correct
     assert hint in feedback.message, feedback.message
@@ -186,3 +197,12 @@ def test_model_comparison_finds_a_missing_constraint_that_the_free_motion_hides(
     assert problem is not None and "test force" in problem
     assert model_disagreement(_circle_model(), lesson06._circle_reference(), states) is None
     assert not lesson06.check_4(redundant).correct
+
+
+@pytest.mark.parametrize("check", sorted(PREDICTIONS, key=lambda c: c.__module__))
+def test_prediction_checks_want_a_reason_and_show_the_model_answer(check):
+    right = {lesson05.check_6: True, lesson06.check_5: 4.0, lesson07.check_5: False}[check]
+    assert not check(right, "yes").correct and "at least 5 words" in check(right, "yes").message
+    assert not check(right, 42).correct
+    verdict = check(right, WHY)
+    assert verdict.correct and WHY in verdict.message and "model answer" in verdict.message

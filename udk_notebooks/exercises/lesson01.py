@@ -15,9 +15,9 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from .. import core
 from ..model import Model
-from ._feedback import AnswerFormError, Feedback, checker, vector, yes_no, number
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, vector, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4"]
+__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
 
 GRAVITY = 9.81
 SLOPE = 2.0
@@ -231,3 +231,35 @@ def check_4(same_motion, error_type) -> Feedback:
                                "name of the exception.")
     return Feedback(True, "A repeated row changes nothing (the pseudoinverse handles redundant rows), and "
                           f"contradicting rows have no solution: the solver raises {raised.__name__}.")
+
+
+@checker("prediction: True or False; reasoning: a sentence")
+def check_5(prediction, reasoning) -> Feedback:
+    """Exercise 5 (predict and justify): does ``c = (3, -1.5)`` change the motion on the line?
+
+    The line ``2 x1 - x2 = 0`` under gravity with ``M = diag(1, 4)`` (Exercise 2's system).
+
+    Parameters
+    ----------
+    prediction : bool or {"yes", "no"}
+        Whether the accelerations with ``c = (3, -1.5)`` differ from those with ``c = 0``.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        The prediction compared with the solver's accelerations for both vectors.
+    """
+    answer = yes_no(prediction, name="prediction")
+    text = justification(reasoning, name="reasoning")
+    masses = np.diag(UNEQUAL_MASSES)
+    gravity = masses @ [0.0, -GRAVITY]
+    with_c = core.udwadia_kalaba(masses, gravity, [[SLOPE, -1.0]], [0.0], C=[3.0, -1.5]).qdd
+    without = core.udwadia_kalaba(masses, gravity, [[SLOPE, -1.0]], [0.0]).qdd
+    changes = not np.allclose(with_c, without, rtol=1e-12, atol=1e-12)
+    model_answer = ("c = (3, -1.5) = 1.5 (2, -1) is a multiple of the row of A, i.e. in the range of A^T. "
+                    "Then (I - B^+ B) M^-1/2 c = 0, so F^C = 0 for every M: the constraint stays ideal and the "
+                    "motion is the same as with c = 0.")
+    return predicted(answer == changes, text, model_answer,
+                     "with unequal masses one might expect a change, but look at the direction of c first.")

@@ -23,9 +23,9 @@ from ..core import lagrange_multipliers
 from ..examples import chain, growing_circle
 from ..model import TIME, Model
 from ..simulation import simulate
-from ._feedback import AnswerFormError, Feedback, checker, number
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted
 
-__all__ = ["CONSTRAINTS", "classify", "integral", "check_1", "check_2", "check_3", "check_4", "check_5"]
+__all__ = ["CONSTRAINTS", "classify", "integral", "check_1", "check_2", "check_3", "check_4", "check_5", "check_6"]
 
 KINDS = ("scleronomic", "rheonomic", "nonholonomic")
 
@@ -433,3 +433,30 @@ def check_5(ideal_power) -> Feedback:
     if value > 0:
         return Feedback(False, "the force points inwards while the circle carries the particle outwards: the power is negative.")
     return Feedback(False, "with j = R(0) v0 = R^2 phi' conserved, F^L = -m j^2 / R^3 along the radius, and the radial velocity is a.")
+
+
+@checker("prediction: 'scleronomic', 'rheonomic' or 'nonholonomic'; reasoning: a sentence")
+def check_6(prediction, reasoning) -> Feedback:
+    """Exercise 6 (predict and justify): the kind of ``x' + t x = 0``.
+
+    Parameters
+    ----------
+    prediction : str
+        ``"scleronomic"``, ``"rheonomic"`` or ``"nonholonomic"``.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        Compared with :func:`classify` (Frobenius' test on the Pfaffian form with its time term).
+    """
+    word = _kind(prediction, "prediction")
+    text = justification(reasoning, name="reasoning")
+    x = dynamicsymbols("x")
+    expected = classify(x.diff(TIME) + TIME * x, [x])
+    model_answer = ("the row is affine in x' with a time term: the form dx + t x dt times the factor 1/x is "
+                    "d(ln x + t^2/2), exact, so the row says x e^(t^2/2) = const, a holonomic constraint that "
+                    "depends on time: rheonomic. A velocity in the row does not make it nonholonomic.")
+    return predicted(word == expected, text, model_answer,
+                     "a row with velocities can still be integrable; try an integrating factor.")
