@@ -333,5 +333,5 @@ def predicted(correct: bool, reasoning: str, model_answer: str, hint: str = "") 
     -------
     Feedback
     """
-    lead = "the prediction is right. " if correct else (hint.rstrip() + " " if hint else "the prediction is wrong. ")
+    lead = "Your prediction is right. " if correct else (hint.rstrip() + " " if hint else "the prediction is wrong. ")
     return Feedback(bool(correct), f"{lead}Compare your reasoning, \"{reasoning}\", with the model answer: {model_answer}")
