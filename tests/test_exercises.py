@@ -200,6 +200,43 @@ DISK_A = _rows.jacobian(_acc)
 DISK_B = -_rows.xreplace(dict.fromkeys(_acc, 0))
 
 
+def _uk_parts(M, A):
+    values, vectors = np.linalg.eigh(M)
+    half_inverse = vectors @ np.diag(values**-0.5) @ vectors.T
+    B = A @ half_inverse
+    return half_inverse, B, np.linalg.pinv(B)
+
+
+def _uk_without_c(M, Q, A, b, c):
+    # the classic slip: the ideal part of Eq. (8) only
+    half_inverse, B, B_pinv = _uk_parts(M, A)
+    a = np.linalg.solve(M, Q)
+    return a + half_inverse @ B_pinv @ (b - A @ a)
+
+
+def _uk_euclidean(M, Q, A, b, c):
+    # right only for M proportional to I: A^+ in place of M^-1/2 B^+, c unweighted
+    a = np.linalg.solve(M, Q)
+    A_pinv = np.linalg.pinv(A)
+    return a + A_pinv @ (b - A @ a) + (np.eye(len(Q)) - A_pinv @ A) @ c
+
+
+def _uk_normal_equations(M, Q, A, b, c):
+    # the multiplier formula with an inverse, which a redundant row makes singular
+    a = np.linalg.solve(M, Q)
+    gram = A @ np.linalg.solve(M, A.T)
+    return a + np.linalg.solve(M, A.T) @ np.linalg.inv(gram + 0 * np.eye(len(gram))) @ (b - A @ a) + np.linalg.solve(M, c)
+
+
+def _proof_c():
+    return lesson01.PROOF_SYSTEM["A"].T @ lesson01.PROOF_SYSTEM["mu"]
+
+
+def _proof_w():
+    values, vectors = np.linalg.eigh(lesson01.PROOF_SYSTEM["M"])
+    return vectors @ np.diag(values**-0.5) @ vectors.T @ _proof_c()
+
+
 def _floor_model(mu=0.3, push=10.0):
     x, y = dynamicsymbols("x y")
     m, g, F, mu_s = sm.symbols("m g F mu", positive=True)
@@ -233,6 +270,13 @@ WRONG = {
                             ((True, Exception), "base class"), ((True, ValueError), "base class"),
                             ((True, ZeroDivisionError), "does not raise"), ((True, "InconsistentConstraintsError"), "exception class"),
                             ((True, udk.InconsistentConstraintsError("x", 1.0)), "exception class"), ((1, udk.InconsistentConstraintsError), "True or False")],
+    (lesson01, "check_6"): [((lambda M, Q, A, b, c: np.linalg.solve(M, Q),), "A q'' = b"),
+                            ((_uk_without_c,), "c = 0"), ((_uk_euclidean,), "multiple of I"),
+                            ((lambda M, Q, A, b, c: np.zeros(2),), "shape"), ((_uk_normal_equations,), "redundant row"),
+                            ((3.0,), "should be a function")],
+    (lesson01, "check_7"): [((_proof_c(), _proof_c(), _proof_c()), "that is c itself"),
+                            ((_proof_w(), np.zeros(3), np.zeros(3)), "step 2"), ((_proof_w(), _proof_w(), _proof_w()), "step 3"),
+                            (("w", 1, 2), "should be an array")],
     (lesson02, "check_1"): [((100.0,), "edge"), ((40.0,), "not zero"), (("50",), "should be")],
     (lesson02, "check_2"): [((0.02,), "Euler"), ((0.0278,), "close"), ((0.03,), "too large"), ((-0.01,), "positive"), ((True,), "should be")],
     (lesson02, "check_3"): [((0.0025,), "half"), ((0.0,), "phi'(0)"), ((0.01,), "phi(t) = phi(0)"), (("no",), "should be")],

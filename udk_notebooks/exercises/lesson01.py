@@ -17,7 +17,7 @@ from .. import core
 from ..model import Model
 from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, vector, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
+__all__ = ["PROOF_SYSTEM", "check_1", "check_2", "check_3", "check_4", "check_5", "check_6", "check_7"]
 
 GRAVITY = 9.81
 SLOPE = 2.0
@@ -263,3 +263,118 @@ def check_5(prediction, reasoning) -> Feedback:
                     "motion is the same as with c = 0.")
     return predicted(answer == changes, text, model_answer,
                      "with unequal masses one might expect a change, but look at the direction of c first.")
+
+
+def _random_system(rng: np.random.Generator, n: int, m: int) -> tuple[np.ndarray, ...]:
+    """A random test system: M (not a multiple of I), Q, A with a redundant last row, a consistent b, and c."""
+    root = rng.standard_normal((n, n))
+    M = root @ root.T + n * np.diag(rng.uniform(0.5, 3.0, n))
+    A = rng.standard_normal((m, n))
+    A = np.vstack([A, rng.standard_normal(m) @ A])  # the extra row is a combination of the others
+    b = A @ rng.standard_normal(n)  # consistent: some acceleration satisfies every row
+    return M, rng.standard_normal(n), A, b, rng.standard_normal(n)
+
+
+@checker("a Python function my_uk(M, Q, A, b, c) returning the accelerations as an array of shape (n,)")
+def check_6(my_uk) -> Feedback:
+    """Exercise 6 (code): the Udwadia-Kalaba equation, Eq. (8), written in numpy by the student.
+
+    Parameters
+    ----------
+    my_uk : callable
+        ``my_uk(M, Q, A, b, c) -> qdd`` for a positive definite ``M``.
+
+    Returns
+    -------
+    Feedback
+        Compared with :func:`udk_notebooks.udwadia_kalaba` on five random
+        systems with 3-6 coordinates, a mass matrix that is not a multiple of
+        ``I``, a redundant constraint row and a nonzero ``c``.
+    """
+    if not callable(my_uk) or isinstance(my_uk, type):
+        raise AnswerFormError(f"`my_uk` should be a function my_uk(M, Q, A, b, c); got {type(my_uk).__name__}")
+    rng = np.random.default_rng(2005)
+    for trial in range(5):
+        n = 3 + trial % 4
+        M, Q, A, b, c = _random_system(rng, n, max(1, n - 2))
+        try:
+            got = np.asarray(my_uk(M.copy(), Q.copy(), A.copy(), b.copy(), c.copy()), dtype=float).reshape(-1)
+        except np.linalg.LinAlgError as exc:
+            return Feedback(False, f"your function failed with LinAlgError ({exc}) on a system with a redundant row: "
+                                   "(A A^T)^-1 or (A M^-1 A^T)^-1 do not exist then; use the pseudoinverse of B = A M^-1/2.")
+        motion = core.udwadia_kalaba(M, Q, A, b, C=c)
+        if got.shape != (n,):
+            return Feedback(False, f"your function returned shape {got.shape} for {n} coordinates; return q'' of shape ({n},).")
+        if np.allclose(got, motion.qdd, rtol=1e-8, atol=1e-10):
+            continue
+        without_c = core.udwadia_kalaba(M, Q, A, b).qdd
+        if np.allclose(got, without_c, rtol=1e-8, atol=1e-10):
+            return Feedback(False, "your accelerations are those with c = 0: add the term M^-1/2 (I - B^+ B) M^-1/2 c of Eq. (8).")
+        if not np.allclose(A @ got, b, rtol=1e-8, atol=1e-8 * (1 + np.abs(b).max())):
+            return Feedback(False, "your accelerations do not satisfy A q'' = b on a random system with a redundant row: "
+                                   "check B = A M^-1/2 and the pseudoinverse (np.linalg.pinv) in the ideal term; an inverse "
+                                   "such as (A M^-1 A^T)^-1 does not exist when a row repeats the others.")
+        return Feedback(False, f"on a random system with {n} coordinates your q'' differs from the package's by "
+                               f"{np.abs(got - motion.qdd).max():.2e}: check M^-1/2 (from eigh or a Cholesky factor) on "
+                               "both sides of the c term, and that M is not assumed to be a multiple of I.")
+    return Feedback(True, "Your Eq. (8) agrees with udk.udwadia_kalaba on five random systems with unequal masses, "
+                          "a redundant row and a nonzero c.")
+
+
+PROOF_SYSTEM = {
+    "M": np.array([[3.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.5, 1.5]]),
+    "A": np.array([[1.0, -1.0, 2.0]]),
+    "mu": np.array([0.7]),
+}
+"""The system of Exercise 7: a full mass matrix, one constraint row, and the multiplier ``mu`` of ``c = A^T mu``."""
+
+
+def _proof_steps() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``M^-1/2`` (symmetric), ``B^+`` and the projector ``I - B^+ B`` of ``PROOF_SYSTEM``, by eigh and pinv."""
+    values, vectors = np.linalg.eigh(PROOF_SYSTEM["M"])
+    half_inverse = vectors @ np.diag(values**-0.5) @ vectors.T
+    B = PROOF_SYSTEM["A"] @ half_inverse
+    B_pinv = np.linalg.pinv(B)
+    return half_inverse, B_pinv, np.eye(3) - B_pinv @ B
+
+
+@checker("three arrays: w = M^-1/2 c (3,), B^T mu (3,), and (I - B^+ B) w (3,)")
+def check_7(w, BT_mu, projected) -> Feedback:
+    """Exercise 7 (guided proof): ``c`` in the range of ``A^T`` gives ``F^C = 0``, step by step.
+
+    For ``PROOF_SYSTEM``, with ``c = A^T mu``: (1) ``w = M^-1/2 c``; (2) the
+    same vector written as ``B^T mu`` (because ``B^T = M^-1/2 A^T``, ``M^-1/2``
+    being symmetric); (3) ``(I - B^+ B) w``, which is zero because
+    ``(I - B^+ B) B^T = (B (I - B^+ B))^T = (B - B B^+ B)^T = 0`` (Penrose
+    conditions 1 and 4). Then ``F^C = M^1/2 (I - B^+ B) w = 0`` for this ``M``
+    and every other.
+
+    Parameters
+    ----------
+    w, BT_mu, projected : array_like, shape (3,)
+        The three intermediate results.
+
+    Returns
+    -------
+    Feedback
+        Each step compared with the check's own eigh/pinv computation; the
+        first wrong step is named.
+    """
+    w = vector(w, name="w", shape=(3,))
+    BT_mu = vector(BT_mu, name="BT_mu", shape=(3,))
+    projected = vector(projected, name="projected", shape=(3,))
+    half_inverse, B_pinv, projector = _proof_steps()
+    c = PROOF_SYSTEM["A"].T @ PROOF_SYSTEM["mu"]
+    expected_w = half_inverse @ c
+    if not np.allclose(w, expected_w, atol=1e-9):
+        if np.allclose(w, c, atol=1e-9):
+            return Feedback(False, "step 1: that is c itself; multiply by M^-1/2 (the symmetric square root from eigh).")
+        return Feedback(False, "step 1: w = M^-1/2 c with c = A^T mu; build M^-1/2 from np.linalg.eigh(M) as V diag(1/sqrt(l)) V^T.")
+    expected_bt = (PROOF_SYSTEM["A"] @ half_inverse).T @ PROOF_SYSTEM["mu"]
+    if not np.allclose(BT_mu, expected_bt, atol=1e-9):
+        return Feedback(False, "step 2: compute B = A M^-1/2 and then B^T mu; it should equal your w (why?).")
+    if not np.allclose(projected, projector @ w, atol=1e-9):
+        return Feedback(False, "step 3: apply I - B^+ B (with B^+ = np.linalg.pinv(B)) to w.")
+    return Feedback(True, f"w = B^T mu, and |(I - B^+ B) w| = {np.linalg.norm(projector @ w):.1e}: the projector removes "
+                          "the range of B^T (Penrose 1 and 4), so F^C = M^1/2 (I - B^+ B) M^-1/2 c = 0 for any M.")
+
