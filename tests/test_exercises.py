@@ -237,6 +237,16 @@ def _proof_w():
     return vectors @ np.diag(values**-0.5) @ vectors.T @ _proof_c()
 
 
+def _sphere_rows(sign=1):
+    # sign=-1 is the usual slip: v_O = omega x (O - C) with the wrong sign of the contact vector
+    X, Y, phi, theta, psi = dynamicsymbols("X Y phi theta psi")
+    R = sm.Symbol("R", positive=True)
+    t = dynamicsymbols._t
+    omega_x = theta.diff(t) * sm.cos(phi) + psi.diff(t) * sm.sin(theta) * sm.sin(phi)
+    omega_y = theta.diff(t) * sm.sin(phi) - psi.diff(t) * sm.sin(theta) * sm.cos(phi)
+    return [X.diff(t) - sign * R * omega_y, Y.diff(t) + sign * R * omega_x]
+
+
 def _floor_model(mu=0.3, push=10.0):
     x, y = dynamicsymbols("x y")
     m, g, F, mu_s = sm.symbols("m g F mu", positive=True)
@@ -306,6 +316,9 @@ WRONG = {
                             ((False, ""), "at least 5 words"), (("maybe", "because of the reason I give here"), "True or False")],
     (lesson02, "check_6"): [((True, "because of the reason I give here"), "inside the method's region"), ((False, None), "should be a sentence")],
     (lesson03, "check_6"): [((False, "because of the reason I give here"), "massless direction"), ((True, "rank"), "at least 5 words")],
+    (lesson04, "check_7"): [((_sphere_rows(sign=-1), "nonholonomic"), "allow other velocities"),
+                            ((_sphere_rows(), "scleronomic"), "as a pair they are nonholonomic"),
+                            ((_sphere_rows(), "holonomic"), "which kind"), (("rows", "nonholonomic"), "list of two")],
     (lesson04, "check_6"): [(("nonholonomic", "because of the reason I give here"), "integrating factor"), (("scleronomic", "because of the reason I give here"), "model answer"),
                             (("holonomic", "because of the reason I give here"), "which kind")],
 }
