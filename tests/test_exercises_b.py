@@ -23,6 +23,15 @@ def _spring_pendulum(with_spring: bool = True) -> udk.Model:
                      parameters={m: 0.4, length: 0.8, k: 3.0, g: GRAVITY})
 
 
+def _spring_pendulum_with_a_row() -> udk.Model:
+    # a stray constraint (the angle held at zero) that the free motion at theta = 0 would not reveal
+    theta = dynamicsymbols("theta")
+    m, length, k, g = sm.symbols("m l k g", positive=True)
+    return udk.Model([theta], kinetic_energy=m * length**2 * theta.diff() ** 2 / 2,
+                     potential_energy=-m * g * length * sm.cos(theta) + k * theta**2 / 2, holonomic=[theta],
+                     parameters={m: 0.4, length: 0.8, k: 3.0, g: GRAVITY})
+
+
 def _circle_model(mass: float = 0.5) -> udk.Model:
     x, y = dynamicsymbols("x y")
     m, radius, momentum = sm.symbols("m R L", positive=True)
@@ -122,6 +131,7 @@ WRONG = [
     (lesson05.check_3, "maybe", "True or False"),
     (lesson05.check_4, _spring_pendulum(with_spring=False), "spring is missing"),
     (lesson05.check_4, "theta", "udk.Model"),
+    (lesson05.check_4, _spring_pendulum_with_a_row(), "no constraint rows"),
     (lesson05.check_4, _circle_model(), "one coordinate"),
     (lesson05.check_5, GRAVITY * 1.8, "weight of block and bob"),
     (lesson05.check_5, GRAVITY * 1.0, "vertical part"),

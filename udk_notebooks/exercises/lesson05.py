@@ -134,6 +134,8 @@ def check_4(spring_pendulum) -> Feedback:
         raise AnswerFormError(f"`spring_pendulum` should be a udk.Model; got {type(spring_pendulum).__name__}")
     if len(spring_pendulum.coordinates) != 1:
         return Feedback(False, "the model should have exactly one coordinate, theta.")
+    if spring_pendulum.n_holonomic + spring_pendulum.n_nonholonomic:
+        return Feedback(False, "in its angle the pendulum needs no constraint rows: the rod is built into theta.")
     compiled = spring_pendulum.compile()
     m, length, stiffness = _SPRING_PENDULUM["m"], _SPRING_PENDULUM["l"], _SPRING_PENDULUM["k"]
     for angle, rate in [(0.0, 0.0), (0.3, 0.0), (-1.1, 2.0), (2.5, -1.0), (0.7, 4.0)]:
