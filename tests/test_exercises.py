@@ -247,6 +247,17 @@ def _sphere_rows(sign=1):
     return [X.diff(t) - sign * R * omega_y, Y.diff(t) + sign * R * omega_x]
 
 
+def _proof_pinv():
+    values, vectors = np.linalg.eigh(lesson01.PROOF_SYSTEM["M"])
+    return np.linalg.pinv(lesson01.PROOF_SYSTEM["A"] @ vectors @ np.diag(values**-0.5) @ vectors.T)
+
+
+def _proof_projector():
+    values, vectors = np.linalg.eigh(lesson01.PROOF_SYSTEM["M"])
+    B = lesson01.PROOF_SYSTEM["A"] @ vectors @ np.diag(values**-0.5) @ vectors.T
+    return np.eye(3) - np.linalg.pinv(B) @ B
+
+
 def _floor_model(mu=0.3, push=10.0):
     x, y = dynamicsymbols("x y")
     m, g, F, mu_s = sm.symbols("m g F mu", positive=True)
@@ -287,6 +298,10 @@ WRONG = {
     (lesson01, "check_7"): [((_proof_c(), _proof_c(), _proof_c()), "that is c itself"),
                             ((_proof_w(), np.zeros(3), np.zeros(3)), "step 2"), ((_proof_w(), _proof_w(), _proof_w()), "step 3"),
                             (("w", 1, 2), "should be an array")],
+    (lesson01, "check_8"): [((np.eye(3) - _proof_projector(), _proof_projector() @ _proof_pinv(), 0.0), "that is B^+ B"),
+                            ((_proof_projector(), _proof_pinv(), 0.0), "step 2"),
+                            ((_proof_projector(), _proof_projector() @ _proof_pinv(), 1.0), "step 3"),
+                            (("P", 1, 2), "should be an array")],
     (lesson02, "check_1"): [((100.0,), "edge"), ((40.0,), "not zero"), (("50",), "should be")],
     (lesson02, "check_2"): [((0.02,), "Euler"), ((0.0278,), "close"), ((0.03,), "too large"), ((-0.01,), "positive"), ((True,), "should be")],
     (lesson02, "check_3"): [((0.0025,), "half"), ((0.0,), "phi'(0)"), ((0.01,), "phi(t) = phi(0)"), (("no",), "should be")],

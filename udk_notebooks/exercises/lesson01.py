@@ -17,7 +17,7 @@ from .. import core
 from ..model import Model
 from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, vector, yes_no
 
-__all__ = ["PROOF_SYSTEM", "check_1", "check_2", "check_3", "check_4", "check_5", "check_6", "check_7"]
+__all__ = ["PROOF_SYSTEM", "check_1", "check_2", "check_3", "check_4", "check_5", "check_6", "check_7", "check_8"]
 
 GRAVITY = 9.81
 SLOPE = 2.0
@@ -377,4 +377,52 @@ def check_7(w, BT_mu, projected) -> Feedback:
         return Feedback(False, "step 3: apply I - B^+ B (with B^+ = np.linalg.pinv(B)) to w.")
     return Feedback(True, f"w = B^T mu, and |(I - B^+ B) w| = {np.linalg.norm(projector @ w):.1e}: the projector removes "
                           "the range of B^T (Penrose 1 and 4), so F^C = M^1/2 (I - B^+ B) M^-1/2 c = 0 for any M.")
+
+
+PROOF_DISPLACEMENT_SEED = np.array([1.0, -2.0, 0.5])
+"""The arbitrary vector ``q`` of Eq. (14) in Exercise 8: ``v = M^-1/2 (I - B^+ B) q``."""
+
+
+@checker("three answers: the projector P (3 x 3), P B^+ (3 x 1) and the number v^T F^L")
+def check_8(projector, projected_pinv, virtual_work) -> Feedback:
+    """Exercise 8 (guided proof): Eq. (16), ``v^T F^L = 0``, from Penrose conditions 2 and 4.
+
+    For ``PROOF_SYSTEM`` with ``b - A a = 1``: (1) ``P = I - B^+ B``, symmetric
+    because ``B^+ B`` is (Penrose 4); (2) ``P B^+``, zero because
+    ``B^+ B B^+ = B^+`` (Penrose 2); (3) ``v^T F^L`` for
+    ``v = M^-1/2 P q`` (Eq. 14, ``q = PROOF_DISPLACEMENT_SEED``) and
+    ``F^L = M^1/2 B^+ (b - A a)``, which is ``q^T P^T B^+ (b - A a) = 0``.
+
+    Parameters
+    ----------
+    projector : array_like, shape (3, 3)
+    projected_pinv : array_like, shape (3, 1) or (3,)
+    virtual_work : float
+
+    Returns
+    -------
+    Feedback
+        Each step compared with the check's own eigh/pinv computation; the
+        first wrong step is named.
+    """
+    projector = vector(projector, name="projector", shape=(3, 3))
+    projected_pinv = vector(projected_pinv, name="projected_pinv", shape=(3,))
+    work = number(virtual_work, name="virtual_work", unit="J")
+    half_inverse, B_pinv, expected_projector = _proof_steps()
+    if not np.allclose(projector, expected_projector, atol=1e-9):
+        if np.allclose(projector, np.eye(3) - expected_projector, atol=1e-9):
+            return Feedback(False, "step 1: that is B^+ B; the projector onto the virtual displacements is I - B^+ B.")
+        return Feedback(False, "step 1: P = I - B^+ B with B = A M^-1/2 and B^+ = np.linalg.pinv(B).")
+    if not np.allclose(projected_pinv, (expected_projector @ B_pinv).reshape(-1), atol=1e-9):
+        return Feedback(False, "step 2: multiply your P by B^+ (a 3 x 1 column).")
+    values, vectors = np.linalg.eigh(PROOF_SYSTEM["M"])
+    half = vectors @ np.diag(values**0.5) @ vectors.T
+    v = half_inverse @ expected_projector @ PROOF_DISPLACEMENT_SEED
+    ideal = half @ B_pinv @ np.array([1.0])
+    if abs(work - float(v @ ideal)) > 1e-9:
+        return Feedback(False, "step 3: v = M^-1/2 P q with q = ex.PROOF_DISPLACEMENT_SEED and F^L = M^1/2 B^+ (b - A a) "
+                               "with b - A a = 1; then take the dot product.")
+    return Feedback(True, f"P is symmetric (Penrose 4: |P - P^T| = {np.abs(expected_projector - expected_projector.T).max():.0e}), "
+                          f"P B^+ = 0 (Penrose 2) and so v^T F^L = q^T P^T B^+ (b - A a) = {float(v @ ideal):.0e}: "
+                          "Eq. (16) for every virtual displacement.")
 
