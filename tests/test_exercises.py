@@ -200,6 +200,64 @@ DISK_A = _rows.jacobian(_acc)
 DISK_B = -_rows.xreplace(dict.fromkeys(_acc, 0))
 
 
+def _uk_parts(M, A):
+    values, vectors = np.linalg.eigh(M)
+    half_inverse = vectors @ np.diag(values**-0.5) @ vectors.T
+    B = A @ half_inverse
+    return half_inverse, B, np.linalg.pinv(B)
+
+
+def _uk_without_c(M, Q, A, b, c):
+    # the classic slip: the ideal part of Eq. (8) only
+    half_inverse, B, B_pinv = _uk_parts(M, A)
+    a = np.linalg.solve(M, Q)
+    return a + half_inverse @ B_pinv @ (b - A @ a)
+
+
+def _uk_euclidean(M, Q, A, b, c):
+    # right only for M proportional to I: A^+ in place of M^-1/2 B^+, c unweighted
+    a = np.linalg.solve(M, Q)
+    A_pinv = np.linalg.pinv(A)
+    return a + A_pinv @ (b - A @ a) + (np.eye(len(Q)) - A_pinv @ A) @ c
+
+
+def _uk_normal_equations(M, Q, A, b, c):
+    # the multiplier formula with an inverse, which a redundant row makes singular
+    a = np.linalg.solve(M, Q)
+    gram = A @ np.linalg.solve(M, A.T)
+    return a + np.linalg.solve(M, A.T) @ np.linalg.inv(gram + 0 * np.eye(len(gram))) @ (b - A @ a) + np.linalg.solve(M, c)
+
+
+def _proof_c():
+    return lesson01.PROOF_SYSTEM["A"].T @ lesson01.PROOF_SYSTEM["mu"]
+
+
+def _proof_w():
+    values, vectors = np.linalg.eigh(lesson01.PROOF_SYSTEM["M"])
+    return vectors @ np.diag(values**-0.5) @ vectors.T @ _proof_c()
+
+
+def _sphere_rows(sign=1):
+    # sign=-1 is the usual slip: v_O = omega x (O - C) with the wrong sign of the contact vector
+    X, Y, phi, theta, psi = dynamicsymbols("X Y phi theta psi")
+    R = sm.Symbol("R", positive=True)
+    t = dynamicsymbols._t
+    omega_x = theta.diff(t) * sm.cos(phi) + psi.diff(t) * sm.sin(theta) * sm.sin(phi)
+    omega_y = theta.diff(t) * sm.sin(phi) - psi.diff(t) * sm.sin(theta) * sm.cos(phi)
+    return [X.diff(t) - sign * R * omega_y, Y.diff(t) + sign * R * omega_x]
+
+
+def _proof_pinv():
+    values, vectors = np.linalg.eigh(lesson01.PROOF_SYSTEM["M"])
+    return np.linalg.pinv(lesson01.PROOF_SYSTEM["A"] @ vectors @ np.diag(values**-0.5) @ vectors.T)
+
+
+def _proof_projector():
+    values, vectors = np.linalg.eigh(lesson01.PROOF_SYSTEM["M"])
+    B = lesson01.PROOF_SYSTEM["A"] @ vectors @ np.diag(values**-0.5) @ vectors.T
+    return np.eye(3) - np.linalg.pinv(B) @ B
+
+
 def _floor_model(mu=0.3, push=10.0):
     x, y = dynamicsymbols("x y")
     m, g, F, mu_s = sm.symbols("m g F mu", positive=True)
@@ -233,6 +291,17 @@ WRONG = {
                             ((True, Exception), "base class"), ((True, ValueError), "base class"),
                             ((True, ZeroDivisionError), "does not raise"), ((True, "InconsistentConstraintsError"), "exception class"),
                             ((True, udk.InconsistentConstraintsError("x", 1.0)), "exception class"), ((1, udk.InconsistentConstraintsError), "True or False")],
+    (lesson01, "check_6"): [((lambda M, Q, A, b, c: np.linalg.solve(M, Q),), "A q'' = b"),
+                            ((_uk_without_c,), "c = 0"), ((_uk_euclidean,), "multiple of I"),
+                            ((lambda M, Q, A, b, c: np.zeros(2),), "shape"), ((_uk_normal_equations,), "redundant row"),
+                            ((3.0,), "should be a function")],
+    (lesson01, "check_7"): [((_proof_c(), _proof_c(), _proof_c()), "that is c itself"),
+                            ((_proof_w(), np.zeros(3), np.zeros(3)), "step 2"), ((_proof_w(), _proof_w(), _proof_w()), "step 3"),
+                            (("w", 1, 2), "should be an array")],
+    (lesson01, "check_8"): [((np.eye(3) - _proof_projector(), _proof_projector() @ _proof_pinv(), 0.0), "that is B^+ B"),
+                            ((_proof_projector(), _proof_pinv(), 0.0), "step 2"),
+                            ((_proof_projector(), _proof_projector() @ _proof_pinv(), 1.0), "step 3"),
+                            (("P", 1, 2), "should be an array")],
     (lesson02, "check_1"): [((100.0,), "edge"), ((40.0,), "not zero"), (("50",), "should be")],
     (lesson02, "check_2"): [((0.02,), "Euler"), ((0.0278,), "close"), ((0.03,), "too large"), ((-0.01,), "positive"), ((True,), "should be")],
     (lesson02, "check_3"): [((0.0025,), "half"), ((0.0,), "phi'(0)"), ((0.01,), "phi(t) = phi(0)"), (("no",), "should be")],
@@ -263,6 +332,17 @@ WRONG = {
     (lesson04, "check_3"): [((9.81 * np.cos(0.5),), "m l theta'^2"), ((-10.769,), "positive"), ((5.0,), "circular"), ((None, ), "replace")],
     (lesson04, "check_4"): [((_bead_model(sign=-1.0),), "Lagrange's equation"), ((3,), "udk.Model"), ((udk.Model,), "udk.Model")],
     (lesson04, "check_5"): [((0.0,), "virtual"), ((0.25,), "negative"), ((-1.0,), "-m j^2 / R^3"), (("-0.25",), "should be")],
+    (lesson00, "check_5"): [((20.0, "because of the reason I give here"), "real floor would allow"), ((-9.81, "because of the reason I give here"), "model answer"),
+                            ((0.0, "floor"), "at least 5 words"), ((0.0, 3), "should be a sentence")],
+    (lesson01, "check_5"): [((True, "because of the reason I give here"), "direction of c"), (("yes", "because of the reason I give here"), "model answer"),
+                            ((False, ""), "at least 5 words"), (("maybe", "because of the reason I give here"), "True or False")],
+    (lesson02, "check_6"): [((True, "because of the reason I give here"), "inside the method's region"), ((False, None), "should be a sentence")],
+    (lesson03, "check_7"): [((False, "because of the reason I give here"), "massless direction"), ((True, "rank"), "at least 5 words")],
+    (lesson04, "check_7"): [((_sphere_rows(sign=-1), "nonholonomic"), "allow other velocities"),
+                            ((_sphere_rows(), "scleronomic"), "as a pair they are nonholonomic"),
+                            ((_sphere_rows(), "holonomic"), "which kind"), (("rows", "nonholonomic"), "list of two")],
+    (lesson04, "check_6"): [(("nonholonomic", "because of the reason I give here"), "integrating factor"), (("scleronomic", "because of the reason I give here"), "model answer"),
+                            (("holonomic", "because of the reason I give here"), "which kind")],
 }
 
 

@@ -23,6 +23,15 @@ def _spring_pendulum(with_spring: bool = True) -> udk.Model:
                      parameters={m: 0.4, length: 0.8, k: 3.0, g: GRAVITY})
 
 
+def _spring_pendulum_with_a_row() -> udk.Model:
+    # a stray constraint (the angle held at zero) that the free motion at theta = 0 would not reveal
+    theta = dynamicsymbols("theta")
+    m, length, k, g = sm.symbols("m l k g", positive=True)
+    return udk.Model([theta], kinetic_energy=m * length**2 * theta.diff() ** 2 / 2,
+                     potential_energy=-m * g * length * sm.cos(theta) + k * theta**2 / 2, holonomic=[theta],
+                     parameters={m: 0.4, length: 0.8, k: 3.0, g: GRAVITY})
+
+
 def _circle_model(mass: float = 0.5) -> udk.Model:
     x, y = dynamicsymbols("x y")
     m, radius, momentum = sm.symbols("m R L", positive=True)
@@ -92,6 +101,9 @@ SOLUTIONS = [
     (lesson07.check_2, (np.array([1.0, 2.0]) + 0.5 * np.array([2.0, -1.0]),)),
     (lesson07.check_3, (False,)),
     (lesson07.check_4, (_identify,)),
+    (lesson05.check_6, (True, "the string moves energy between carriage and bob")),
+    (lesson06.check_5, (4.0, "same path at twice the speed needs four times the force")),
+    (lesson07.check_5, (False, "only c1 does virtual work on this wire")),
 ]
 
 
@@ -119,6 +131,7 @@ WRONG = [
     (lesson05.check_3, "maybe", "True or False"),
     (lesson05.check_4, _spring_pendulum(with_spring=False), "spring is missing"),
     (lesson05.check_4, "theta", "udk.Model"),
+    (lesson05.check_4, _spring_pendulum_with_a_row(), "no constraint rows"),
     (lesson05.check_4, _circle_model(), "one coordinate"),
     (lesson05.check_5, GRAVITY * 1.8, "weight of block and bob"),
     (lesson05.check_5, GRAVITY * 1.0, "vertical part"),
@@ -158,12 +171,20 @@ WRONG = [
     (lesson07.check_4, lambda t, q, k, m, g: 1 / 0, "ZeroDivisionError"),
     (lesson07.check_4, lambda t, q, k, m, g: "c", "one finite real number"),
     (lesson07.check_4, 5, "a function"),
+    (lesson05.check_6, False, "work on one body"),
+    (lesson06.check_5, 2.0, "speed squared"),
+    (lesson06.check_5, 1.0, "model answer"),
+    (lesson07.check_5, True, "virtual work on this wire"),
 ]
+
+
+WHY = "because of the reason I give here"
+PREDICTIONS = {lesson05.check_6, lesson06.check_5, lesson07.check_5}
 
 
 @pytest.mark.parametrize("check, answer, hint", WRONG)
 def test_wrong_answer_gets_hint(check, answer, hint):
-    feedback = check(answer)
+    feedback = check(answer, WHY) if check in PREDICTIONS else check(answer)
     assert isinstance(feedback, Feedback)
     assert not feedback.correct
     assert hint in feedback.message, feedback.message
@@ -186,3 +207,12 @@ def test_model_comparison_finds_a_missing_constraint_that_the_free_motion_hides(
     assert problem is not None and "test force" in problem
     assert model_disagreement(_circle_model(), lesson06._circle_reference(), states) is None
     assert not lesson06.check_4(redundant).correct
+
+
+@pytest.mark.parametrize("check", sorted(PREDICTIONS, key=lambda c: c.__module__))
+def test_prediction_checks_want_a_reason_and_show_the_model_answer(check):
+    right = {lesson05.check_6: True, lesson06.check_5: 4.0, lesson07.check_5: False}[check]
+    assert not check(right, "yes").correct and "at least 5 words" in check(right, "yes").message
+    assert not check(right, 42).correct
+    verdict = check(right, WHY)
+    assert verdict.correct and WHY in verdict.message and "model answer" in verdict.message

@@ -13,6 +13,6 @@ The building blocks (answer forms, the verdict, the decorator) are in
 :mod:`udk_notebooks.exercises._feedback` and re-exported here.
 """
 
-from ._feedback import AnswerFormError, Feedback, checker, number, vector, yes_no
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, vector, yes_no
 
-__all__ = ["AnswerFormError", "Feedback", "number", "vector", "yes_no", "checker"]
+__all__ = ["AnswerFormError", "Feedback", "number", "vector", "yes_no", "checker", "justification", "predicted"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AnswerFormError", "Feedback", "number", "vector", "yes_no", "checker"]
+__all__ = ["AnswerFormError", "Feedback", "number", "vector", "yes_no", "checker", "justification", "predicted"]
 
 # Okabe-Ito bluish green and orange; the words "Correct." / "Not yet:" carry
 # the verdict too, so colour is never the only cue.
@@ -276,3 +276,62 @@ def checker(expected_form: str) -> Callable[[Callable[..., Feedback]], Callable[
         return wrapper
 
     return decorate
+
+
+MIN_JUSTIFICATION_WORDS = 5
+"""The fewest words a justification must have: a reason, not a bare restatement of the answer."""
+
+
+def justification(answer, *, name: str = "justification") -> str:
+    """Return the student's reasoning as a stripped string, or say which form is expected.
+
+    Parameters
+    ----------
+    answer : str
+        A sentence or two, written before running any code.
+    name : str
+        The variable's name, quoted in the message.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    AnswerFormError
+        When ``answer`` is not a string or has fewer than ``MIN_JUSTIFICATION_WORDS`` words.
+    """
+    form = (f"`{name}` should be a sentence (a str of at least {MIN_JUSTIFICATION_WORDS} words) saying why, "
+            "written before you run anything")
+    if not isinstance(answer, str):
+        raise AnswerFormError(f"{form}; got {_describe(answer)}")
+    text = " ".join(answer.split())
+    if len(text.split()) < MIN_JUSTIFICATION_WORDS:
+        raise AnswerFormError(f"{form}; got {len(text.split())} word(s)")
+    return text
+
+
+def predicted(correct: bool, reasoning: str, model_answer: str, hint: str = "") -> Feedback:
+    """The verdict of a predict-and-justify exercise: the prediction judged, the reasoning shown.
+
+    The prediction is checked by the caller against a computation; a
+    justification cannot be graded by a machine, so it is shown beside the
+    model answer for the student to compare, whatever the verdict.
+
+    Parameters
+    ----------
+    correct : bool
+        Whether the prediction agrees with the computation.
+    reasoning : str
+        The student's justification (see :func:`justification`).
+    model_answer : str
+        The reasoning a lecturer would give, shown in both cases.
+    hint : str, optional
+        Said first when the prediction is wrong.
+
+    Returns
+    -------
+    Feedback
+    """
+    lead = "Your prediction is right. " if correct else (hint.rstrip() + " " if hint else "the prediction is wrong. ")
+    return Feedback(bool(correct), f"{lead}Compare your reasoning, \"{reasoning}\", with the model answer: {model_answer}")

@@ -15,9 +15,9 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from ..core import Motion, udwadia_kalaba
 from ..model import Model
-from ._feedback import AnswerFormError, Feedback, checker, vector
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, vector
 
-__all__ = ["check_1", "check_2", "check_3", "check_4"]
+__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
 
 MASSES = (2.0, 3.0)
 ROW = (3.0, 4.0)
@@ -131,3 +131,35 @@ def check_4(motion) -> Feedback:
     if not np.allclose(motion.ideal, weight):
         return Feedback(False, f"F^L = {np.round(motion.ideal, 4)} does not carry the weight.")
     return Feedback(True, "The floor pushes up with F^L = (0, 9.81) N, exactly the weight, and the body stays at rest.")
+
+
+@checker("prediction: a number in m/s^2; justification: a sentence")
+def check_5(prediction, reasoning) -> Feedback:
+    """Exercise 5 (predict and justify): the floor's row under an upward pull.
+
+    The unit mass of Exercise 4 on the floor ``x2 = 0`` (the row ``x2'' = 0``)
+    is now pulled *up* by ``Q = (0, 20)`` N. What ``x2''`` does the solver give?
+
+    Parameters
+    ----------
+    prediction : float
+        ``x2''`` in m/s^2, predicted before running anything.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        The prediction compared with :func:`udk_notebooks.udwadia_kalaba`; the
+        reasoning shown beside the model answer.
+    """
+    value = number(prediction, name="prediction", unit="m/s^2")
+    text = justification(reasoning, name="reasoning")
+    motion = udwadia_kalaba(np.eye(2), [0.0, 20.0], [[0.0, 1.0]], [0.0])
+    expected = float(motion.qdd[1])
+    model_answer = (f"the row x2'' = 0 is an equation, so the solver keeps x2'' = {expected:g} and its force "
+                    f"F^L = {np.round(motion.ideal, 3).tolist()} N pulls the body onto the floor. A real floor can only "
+                    "push: the negative normal force says the bilateral model is wrong here and the body lifts off "
+                    "with x2'' = 20 m/s^2.")
+    hint = "that is what a real floor would allow (lift-off); the solver keeps the equation A q'' = b."
+    return predicted(abs(value - expected) < 1e-9, text, model_answer, hint if abs(value - 20.0) < 1e-6 else "")

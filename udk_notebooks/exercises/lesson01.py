@@ -15,9 +15,9 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from .. import core
 from ..model import Model
-from ._feedback import AnswerFormError, Feedback, checker, vector, yes_no, number
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, vector, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4"]
+__all__ = ["PROOF_SYSTEM", "check_1", "check_2", "check_3", "check_4", "check_5", "check_6", "check_7", "check_8"]
 
 GRAVITY = 9.81
 SLOPE = 2.0
@@ -231,3 +231,198 @@ def check_4(same_motion, error_type) -> Feedback:
                                "name of the exception.")
     return Feedback(True, "A repeated row changes nothing (the pseudoinverse handles redundant rows), and "
                           f"contradicting rows have no solution: the solver raises {raised.__name__}.")
+
+
+@checker("prediction: True or False; reasoning: a sentence")
+def check_5(prediction, reasoning) -> Feedback:
+    """Exercise 5 (predict and justify): does ``c = (3, -1.5)`` change the motion on the line?
+
+    The line ``2 x1 - x2 = 0`` under gravity with ``M = diag(1, 4)`` (Exercise 2's system).
+
+    Parameters
+    ----------
+    prediction : bool or {"yes", "no"}
+        Whether the accelerations with ``c = (3, -1.5)`` differ from those with ``c = 0``.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        The prediction compared with the solver's accelerations for both vectors.
+    """
+    answer = yes_no(prediction, name="prediction")
+    text = justification(reasoning, name="reasoning")
+    masses = np.diag(UNEQUAL_MASSES)
+    gravity = masses @ [0.0, -GRAVITY]
+    with_c = core.udwadia_kalaba(masses, gravity, [[SLOPE, -1.0]], [0.0], C=[3.0, -1.5]).qdd
+    without = core.udwadia_kalaba(masses, gravity, [[SLOPE, -1.0]], [0.0]).qdd
+    changes = not np.allclose(with_c, without, rtol=1e-12, atol=1e-12)
+    model_answer = ("c = (3, -1.5) = 1.5 (2, -1) is a multiple of the row of A, i.e. in the range of A^T. "
+                    "Then (I - B^+ B) M^-1/2 c = 0, so F^C = 0 for every M: the constraint stays ideal and the "
+                    "motion is the same as with c = 0.")
+    return predicted(answer == changes, text, model_answer,
+                     "with unequal masses one might expect a change, but look at the direction of c first.")
+
+
+def _random_system(rng: np.random.Generator, n: int, m: int) -> tuple[np.ndarray, ...]:
+    """A random test system: M (not a multiple of I), Q, A with a redundant last row, a consistent b, and c."""
+    root = rng.standard_normal((n, n))
+    M = root @ root.T + n * np.diag(rng.uniform(0.5, 3.0, n))
+    A = rng.standard_normal((m, n))
+    A = np.vstack([A, rng.standard_normal(m) @ A])  # the extra row is a combination of the others
+    b = A @ rng.standard_normal(n)  # consistent: some acceleration satisfies every row
+    return M, rng.standard_normal(n), A, b, rng.standard_normal(n)
+
+
+@checker("a Python function my_uk(M, Q, A, b, c) returning the accelerations as an array of shape (n,)")
+def check_6(my_uk) -> Feedback:
+    """Exercise 6 (code): the Udwadia-Kalaba equation, Eq. (8), written in numpy by the student.
+
+    Parameters
+    ----------
+    my_uk : callable
+        ``my_uk(M, Q, A, b, c) -> qdd`` for a positive definite ``M``.
+
+    Returns
+    -------
+    Feedback
+        Compared with :func:`udk_notebooks.udwadia_kalaba` on five random
+        systems with 3-6 coordinates, a mass matrix that is not a multiple of
+        ``I``, a redundant constraint row and a nonzero ``c``.
+    """
+    if not callable(my_uk) or isinstance(my_uk, type):
+        raise AnswerFormError(f"`my_uk` should be a function my_uk(M, Q, A, b, c); got {type(my_uk).__name__}")
+    rng = np.random.default_rng(2005)
+    for trial in range(5):
+        n = 3 + trial % 4
+        M, Q, A, b, c = _random_system(rng, n, max(1, n - 2))
+        try:
+            got = np.asarray(my_uk(M.copy(), Q.copy(), A.copy(), b.copy(), c.copy()), dtype=float).reshape(-1)
+        except np.linalg.LinAlgError as exc:
+            return Feedback(False, f"your function failed with LinAlgError ({exc}) on a system with a redundant row: "
+                                   "(A A^T)^-1 or (A M^-1 A^T)^-1 do not exist then; use the pseudoinverse of B = A M^-1/2.")
+        motion = core.udwadia_kalaba(M, Q, A, b, C=c)
+        if got.shape != (n,):
+            return Feedback(False, f"your function returned shape {got.shape} for {n} coordinates; return q'' of shape ({n},).")
+        if np.allclose(got, motion.qdd, rtol=1e-8, atol=1e-10):
+            continue
+        without_c = core.udwadia_kalaba(M, Q, A, b).qdd
+        if np.allclose(got, without_c, rtol=1e-8, atol=1e-10):
+            return Feedback(False, "your accelerations are those with c = 0: add the term M^-1/2 (I - B^+ B) M^-1/2 c of Eq. (8).")
+        if not np.allclose(A @ got, b, rtol=1e-8, atol=1e-8 * (1 + np.abs(b).max())):
+            return Feedback(False, "your accelerations do not satisfy A q'' = b on a random system with a redundant row: "
+                                   "check B = A M^-1/2 and the pseudoinverse (np.linalg.pinv) in the ideal term; an inverse "
+                                   "such as (A M^-1 A^T)^-1 does not exist when a row repeats the others.")
+        return Feedback(False, f"on a random system with {n} coordinates your q'' differs from the package's by "
+                               f"{np.abs(got - motion.qdd).max():.2e}: check M^-1/2 (from eigh or a Cholesky factor) on "
+                               "both sides of the c term, and that M is not assumed to be a multiple of I.")
+    return Feedback(True, "Your Eq. (8) agrees with udk.udwadia_kalaba on five random systems with unequal masses, "
+                          "a redundant row and a nonzero c.")
+
+
+PROOF_SYSTEM = {
+    "M": np.array([[3.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.5, 1.5]]),
+    "A": np.array([[1.0, -1.0, 2.0]]),
+    "mu": np.array([0.7]),
+}
+"""The system of Exercise 7: a full mass matrix, one constraint row, and the multiplier ``mu`` of ``c = A^T mu``."""
+
+
+def _proof_steps() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``M^-1/2`` (symmetric), ``B^+`` and the projector ``I - B^+ B`` of ``PROOF_SYSTEM``, by eigh and pinv."""
+    values, vectors = np.linalg.eigh(PROOF_SYSTEM["M"])
+    half_inverse = vectors @ np.diag(values**-0.5) @ vectors.T
+    B = PROOF_SYSTEM["A"] @ half_inverse
+    B_pinv = np.linalg.pinv(B)
+    return half_inverse, B_pinv, np.eye(3) - B_pinv @ B
+
+
+@checker("three arrays: w = M^-1/2 c (3,), B^T mu (3,), and (I - B^+ B) w (3,)")
+def check_7(w, BT_mu, projected) -> Feedback:
+    """Exercise 7 (guided proof): ``c`` in the range of ``A^T`` gives ``F^C = 0``, step by step.
+
+    For ``PROOF_SYSTEM``, with ``c = A^T mu``: (1) ``w = M^-1/2 c``; (2) the
+    same vector written as ``B^T mu`` (because ``B^T = M^-1/2 A^T``, ``M^-1/2``
+    being symmetric); (3) ``(I - B^+ B) w``, which is zero because
+    ``(I - B^+ B) B^T = (B (I - B^+ B))^T = (B - B B^+ B)^T = 0`` (Penrose
+    conditions 1 and 4). Then ``F^C = M^1/2 (I - B^+ B) w = 0`` for this ``M``
+    and every other.
+
+    Parameters
+    ----------
+    w, BT_mu, projected : array_like, shape (3,)
+        The three intermediate results.
+
+    Returns
+    -------
+    Feedback
+        Each step compared with the check's own eigh/pinv computation; the
+        first wrong step is named.
+    """
+    w = vector(w, name="w", shape=(3,))
+    BT_mu = vector(BT_mu, name="BT_mu", shape=(3,))
+    projected = vector(projected, name="projected", shape=(3,))
+    half_inverse, B_pinv, projector = _proof_steps()
+    c = PROOF_SYSTEM["A"].T @ PROOF_SYSTEM["mu"]
+    expected_w = half_inverse @ c
+    if not np.allclose(w, expected_w, atol=1e-9):
+        if np.allclose(w, c, atol=1e-9):
+            return Feedback(False, "step 1: that is c itself; multiply by M^-1/2 (the symmetric square root from eigh).")
+        return Feedback(False, "step 1: w = M^-1/2 c with c = A^T mu; build M^-1/2 from np.linalg.eigh(M) as V diag(1/sqrt(l)) V^T.")
+    expected_bt = (PROOF_SYSTEM["A"] @ half_inverse).T @ PROOF_SYSTEM["mu"]
+    if not np.allclose(BT_mu, expected_bt, atol=1e-9):
+        return Feedback(False, "step 2: compute B = A M^-1/2 and then B^T mu; it should equal your w (why?).")
+    if not np.allclose(projected, projector @ w, atol=1e-9):
+        return Feedback(False, "step 3: apply I - B^+ B (with B^+ = np.linalg.pinv(B)) to w.")
+    return Feedback(True, f"w = B^T mu, and |(I - B^+ B) w| = {np.linalg.norm(projector @ w):.1e}: the projector removes "
+                          "the range of B^T (Penrose 1 and 4), so F^C = M^1/2 (I - B^+ B) M^-1/2 c = 0 for any M.")
+
+
+PROOF_DISPLACEMENT_SEED = np.array([1.0, -2.0, 0.5])
+"""The arbitrary vector ``q`` of Eq. (14) in Exercise 8: ``v = M^-1/2 (I - B^+ B) q``."""
+
+
+@checker("three answers: the projector P (3 x 3), P B^+ (3 x 1) and the number v^T F^L")
+def check_8(projector, projected_pinv, virtual_work) -> Feedback:
+    """Exercise 8 (guided proof): Eq. (16), ``v^T F^L = 0``, from Penrose conditions 2 and 4.
+
+    For ``PROOF_SYSTEM`` with ``b - A a = 1``: (1) ``P = I - B^+ B``, symmetric
+    because ``B^+ B`` is (Penrose 4); (2) ``P B^+``, zero because
+    ``B^+ B B^+ = B^+`` (Penrose 2); (3) ``v^T F^L`` for
+    ``v = M^-1/2 P q`` (Eq. 14, ``q = PROOF_DISPLACEMENT_SEED``) and
+    ``F^L = M^1/2 B^+ (b - A a)``, which is ``q^T P^T B^+ (b - A a) = 0``.
+
+    Parameters
+    ----------
+    projector : array_like, shape (3, 3)
+    projected_pinv : array_like, shape (3, 1) or (3,)
+    virtual_work : float
+
+    Returns
+    -------
+    Feedback
+        Each step compared with the check's own eigh/pinv computation; the
+        first wrong step is named.
+    """
+    projector = vector(projector, name="projector", shape=(3, 3))
+    projected_pinv = vector(projected_pinv, name="projected_pinv", shape=(3,))
+    work = number(virtual_work, name="virtual_work", unit="J")
+    half_inverse, B_pinv, expected_projector = _proof_steps()
+    if not np.allclose(projector, expected_projector, atol=1e-9):
+        if np.allclose(projector, np.eye(3) - expected_projector, atol=1e-9):
+            return Feedback(False, "step 1: that is B^+ B; the projector onto the virtual displacements is I - B^+ B.")
+        return Feedback(False, "step 1: P = I - B^+ B with B = A M^-1/2 and B^+ = np.linalg.pinv(B).")
+    if not np.allclose(projected_pinv, (expected_projector @ B_pinv).reshape(-1), atol=1e-9):
+        return Feedback(False, "step 2: multiply your P by B^+ (a 3 x 1 column).")
+    values, vectors = np.linalg.eigh(PROOF_SYSTEM["M"])
+    half = vectors @ np.diag(values**0.5) @ vectors.T
+    v = half_inverse @ expected_projector @ PROOF_DISPLACEMENT_SEED
+    ideal = half @ B_pinv @ np.array([1.0])
+    if abs(work - float(v @ ideal)) > 1e-9:
+        return Feedback(False, "step 3: v = M^-1/2 P q with q = ex.PROOF_DISPLACEMENT_SEED and F^L = M^1/2 B^+ (b - A a) "
+                               "with b - A a = 1; then take the dot product.")
+    return Feedback(True, f"P is symmetric (Penrose 4: |P - P^T| = {np.abs(expected_projector - expected_projector.T).max():.0e}), "
+                          f"P B^+ = 0 (Penrose 2) and so v^T F^L = q^T P^T B^+ (b - A a) = {float(v @ ideal):.0e}: "
+                          "Eq. (16) for every virtual displacement.")
+

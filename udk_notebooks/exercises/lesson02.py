@@ -17,9 +17,9 @@ import numpy as np
 from .. import stabilization
 from ..examples import chain
 from ..simulation import simulate
-from ._feedback import AnswerFormError, Feedback, checker, number
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
+__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5", "check_6"]
 
 DEADBEAT_STEP = 0.02
 RK4_GAIN = 100.0
@@ -203,3 +203,32 @@ def check_5(rk4_factor) -> Feedback:
                 hint = "one RK4 step multiplies e by 1 - z + z^2/2 - z^3/6 + z^4/24 with z = k tau."
             return Feedback(False, f"rk4_factor({k:g}, {step:g}) = {value:.10g}, but one RK4 step gives {reference:.10g}: {hint}")
     return Feedback(True, "Your function matches one Runge-Kutta step taken by hand, at five (k, tau) pairs.")
+
+
+@checker("prediction: True or False; reasoning: a sentence")
+def check_6(prediction, reasoning) -> Feedback:
+    """Exercise 6 (predict and justify): does RK4 with ``k tau = 3`` damp the residual?
+
+    Scalar gain ``K = -300`` 1/s, step ``tau = 0.01`` s, classic RK4.
+
+    Parameters
+    ----------
+    prediction : bool or {"yes", "no"}
+        Whether the residual decays from step to step.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        Compared with the spectral radius that :func:`udk_notebooks.stability` computes.
+    """
+    answer = yes_no(prediction, name="prediction")
+    text = justification(reasoning, name="reasoning")
+    report = stabilization.stability("rk4", 0.01, [[-300.0]])
+    decays = bool(report.spectral_radius < 1)
+    model_answer = (f"for a scalar gain R_RK4(-k tau) = 1 - 3 + 9/2 - 27/6 + 81/24 = {report.spectral_radius:.4f} "
+                    "in size, above one: k tau = 3 lies past RK4's bound 2.785 on the real axis, so the residual "
+                    "grows although the exact flow e^(-k t) decays.")
+    return predicted(answer == decays, text, model_answer,
+                     "a stable K is not enough: the step must keep tau k inside the method's region.")

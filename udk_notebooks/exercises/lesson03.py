@@ -21,9 +21,9 @@ from ..errors import NonUniqueAccelerationError
 from ..examples import incline_friction, painleve_rod
 from ..model import Model
 from ..simulation import simulate
-from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5", "check_6"]
+__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5", "check_6", "check_7"]
 
 GRAVITY = 9.81
 
@@ -315,3 +315,41 @@ def check_6(x_accel, normal_force, mu_critical) -> Feedback:
                           f"towards +x and its torque presses the rod onto the floor, far beyond the frictionless "
                           f"{painleve_rod.shortcut_motion(angle, ROD['x_rate'], 0.0, normal='multiplier', mu=mu).normal:.4f} N. "
                           f"Above mu = {expected_critical:.4f} no unique motion exists.")
+
+
+@checker("prediction: True or False; reasoning: a sentence")
+def check_7(prediction, reasoning) -> Feedback:
+    """Exercise 7 (predict and justify): unique accelerations with a massless coordinate?
+
+    ``M = diag(2, 0)`` kg, one constraint row ``q1'' + q2'' = 0``, ``Q = (1, 0)`` N.
+
+    Parameters
+    ----------
+    prediction : bool or {"yes", "no"}
+        Whether the accelerations are unique.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        Compared with the rank of ``[M; A]`` and with the solver, which
+        refuses non-unique accelerations.
+    """
+    answer = yes_no(prediction, name="prediction")
+    text = justification(reasoning, name="reasoning")
+    M, A = np.diag([2.0, 0.0]), np.array([[1.0, 1.0]])
+    unique = bool(np.linalg.matrix_rank(np.vstack([M, A])) == 2)
+    try:
+        core.udwadia_kalaba(M, [1.0, 0.0], A, [0.0])
+    except NonUniqueAccelerationError:
+        solver_unique = False
+    else:
+        solver_unique = True
+    if solver_unique != unique:  # pragma: no cover - two routes to the same fact must agree
+        raise RuntimeError("the rank test and the solver disagree")
+    model_answer = ("the second coordinate has no mass, but the row ties it to the first: [M; A] = [[2, 0], [0, 0], "
+                    "[1, 1]] has full column rank 2, so M + A^+ A is positive definite and q'' = (0.5, -0.5) m/s^2 "
+                    "is unique. A massless part is harmless when a constraint carries it.")
+    return predicted(answer == unique, text, model_answer,
+                     "a singular M alone does not decide; the constraints may fix the massless direction.")

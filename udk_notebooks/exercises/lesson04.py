@@ -23,9 +23,9 @@ from ..core import lagrange_multipliers
 from ..examples import chain, growing_circle
 from ..model import TIME, Model
 from ..simulation import simulate
-from ._feedback import AnswerFormError, Feedback, checker, number
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted
 
-__all__ = ["CONSTRAINTS", "classify", "integral", "check_1", "check_2", "check_3", "check_4", "check_5"]
+__all__ = ["CONSTRAINTS", "classify", "integral", "check_1", "check_2", "check_3", "check_4", "check_5", "check_6", "check_7"]
 
 KINDS = ("scleronomic", "rheonomic", "nonholonomic")
 
@@ -433,3 +433,110 @@ def check_5(ideal_power) -> Feedback:
     if value > 0:
         return Feedback(False, "the force points inwards while the circle carries the particle outwards: the power is negative.")
     return Feedback(False, "with j = R(0) v0 = R^2 phi' conserved, F^L = -m j^2 / R^3 along the radius, and the radial velocity is a.")
+
+
+@checker("prediction: 'scleronomic', 'rheonomic' or 'nonholonomic'; reasoning: a sentence")
+def check_6(prediction, reasoning) -> Feedback:
+    """Exercise 6 (predict and justify): the kind of ``x' + t x = 0``.
+
+    Parameters
+    ----------
+    prediction : str
+        ``"scleronomic"``, ``"rheonomic"`` or ``"nonholonomic"``.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        Compared with :func:`classify` (Frobenius' test on the Pfaffian form with its time term).
+    """
+    word = _kind(prediction, "prediction")
+    text = justification(reasoning, name="reasoning")
+    x = dynamicsymbols("x")
+    expected = classify(x.diff(TIME) + TIME * x, [x])
+    model_answer = ("the row is affine in x' with a time term: the form dx + t x dt times the factor 1/x is "
+                    "d(ln x + t^2/2), exact, so the row says x e^(t^2/2) = const, a holonomic constraint that "
+                    "depends on time: rheonomic. A velocity in the row does not make it nonholonomic.")
+    return predicted(word == expected, text, model_answer,
+                     "a row with velocities can still be integrable; try an integrating factor.")
+
+
+SPHERE_COORDINATES = ("X", "Y", "phi", "theta", "psi")
+"""The names of the rolling sphere's coordinates in Exercise 7: the centre (X, Y) and the Euler angles (z-x-z)."""
+
+
+def _sphere_reference() -> tuple[list, list]:
+    """The rolling sphere's rows ``v_O + omega x (C - O) = 0`` (textbook Eq. 3.11a) in Euler angles (Eq. 3.11b)."""
+    X, Y, phi, theta, psi = dynamicsymbols(" ".join(SPHERE_COORDINATES))
+    R = sm.Symbol("R", positive=True)
+    omega_x = theta.diff(TIME) * sm.cos(phi) + psi.diff(TIME) * sm.sin(theta) * sm.sin(phi)
+    omega_y = theta.diff(TIME) * sm.sin(phi) - psi.diff(TIME) * sm.sin(theta) * sm.cos(phi)
+    # C - O = -R e_z, so v_O = R omega x e_z = R (omega_y, -omega_x, 0)
+    return [X.diff(TIME) - R * omega_y, Y.diff(TIME) + R * omega_x], [X, Y, phi, theta, psi]
+
+
+def _velocity_rows(rows, coordinates, point) -> np.ndarray:
+    """The coefficients of the velocities in ``rows`` at a numeric point (coordinates, R and t by name)."""
+    rates = [c.diff(TIME) for c in coordinates]
+    matrix = sm.Matrix([[sm.diff(row, v) for v in rates] for row in rows])
+    values = {c: point[str(c.func)] for c in coordinates}
+    values.update({s: point[s.name] for s in matrix.free_symbols if isinstance(s, sm.Symbol) and s.name in point})
+    return np.array(matrix.subs(values).evalf(), dtype=float)
+
+
+@checker("sphere_rows: a list of two sympy expressions in X, Y, phi, theta, psi and R; sphere_kind: a string")
+def check_7(sphere_rows, sphere_kind) -> Feedback:
+    """Exercise 7: the rolling sphere's two rows (textbook Eq. 3.11) and their kind.
+
+    Parameters
+    ----------
+    sphere_rows : list of two sympy expressions
+        The no-slip rows in the dynamicsymbols ``X, Y, phi, theta, psi`` and
+        the radius ``R``, each ``= 0``.
+    sphere_kind : str
+        ``"scleronomic"``, ``"rheonomic"`` or ``"nonholonomic"`` for the pair.
+
+    Returns
+    -------
+    Feedback
+        The rows must span the same velocity rows as the reference at five
+        random configurations (any scaling or combination is accepted); the
+        kind is compared with :func:`classify` on the pair.
+    """
+    if not isinstance(sphere_rows, (list, tuple)) or len(sphere_rows) != 2:
+        raise AnswerFormError(f"`sphere_rows` should be a list of two sympy expressions; got {sphere_rows!r:.60}")
+    try:
+        student = [sm.sympify(row) for row in sphere_rows]
+    except (sm.SympifyError, TypeError):
+        raise AnswerFormError("`sphere_rows` should hold sympy expressions in X, Y, phi, theta, psi") from None
+    kind = _kind(sphere_kind, "sphere_kind")
+    reference, coordinates = _sphere_reference()
+    by_name = {str(c.func): c for c in coordinates}
+    renamed = []
+    for row in student:
+        functions = {f: by_name[str(f.func)] for f in row.atoms(AppliedUndef) if str(f.func) in by_name}
+        unknown = [str(f.func) for f in row.atoms(AppliedUndef) if str(f.func) not in by_name]
+        if unknown:
+            raise AnswerFormError(f"`sphere_rows` uses {', '.join(unknown)}; use only X, Y, phi, theta, psi "
+                                  "(dynamicsymbols) and the symbol R")
+        renamed.append(row.xreplace(functions))
+    rates = [c.diff(TIME) for c in coordinates]
+    if any(not sm.simplify(row.subs(dict.fromkeys(rates, 0))) == 0 for row in renamed):
+        return Feedback(False, "each row should be a velocity relation with no term free of velocities: the "
+                               "contact point's velocity v_O + omega x (C - O) is zero.")
+    rng = np.random.default_rng(311)
+    for _ in range(5):
+        point = dict(zip(SPHERE_COORDINATES, rng.uniform(0.2, 1.4, 5)), R=float(rng.uniform(0.5, 2.0)), t=0.0)
+        mine = _velocity_rows(renamed, coordinates, point)
+        theirs = _velocity_rows(reference, coordinates, point)
+        if np.linalg.matrix_rank(mine, tol=1e-9) != 2 or np.linalg.matrix_rank(np.vstack([mine, theirs]), tol=1e-9) != 2:
+            return Feedback(False, "your rows allow other velocities than rolling does: with the contact point "
+                                   "C - O = -R e_z, rolling says v_O = R omega x e_z = R (omega_y, -omega_x, 0).")
+    expected = classify(reference, coordinates)
+    if kind != expected:
+        return Feedback(False, f"the rows are right, but as a pair they are {expected}: run ex.classify on the list "
+                               "of both rows (Frobenius' test for a set); rolling reaches every configuration.")
+    return Feedback(True, "Both rows match Eq. (3.11b), and the pair fails Frobenius' test: the rolling sphere is "
+                          "nonholonomic, as the chapter says; it can reach any position and orientation by rolling.")
+

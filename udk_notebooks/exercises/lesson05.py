@@ -18,9 +18,9 @@ import numpy as np
 from ..examples import carriage_pendulum, double_pendulum, friction_cart_pendulum
 from ..model import Model
 from ..simulation import simulate
-from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
+__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5", "check_6"]
 
 GRAVITY = 9.81
 _PENDULUM = {"m1": 1.5, "m2": 0.5, "l1": 1.0, "l2": 1.0, "g": GRAVITY}
@@ -134,6 +134,8 @@ def check_4(spring_pendulum) -> Feedback:
         raise AnswerFormError(f"`spring_pendulum` should be a udk.Model; got {type(spring_pendulum).__name__}")
     if len(spring_pendulum.coordinates) != 1:
         return Feedback(False, "the model should have exactly one coordinate, theta.")
+    if spring_pendulum.n_holonomic + spring_pendulum.n_nonholonomic:
+        return Feedback(False, "in its angle the pendulum needs no constraint rows: the rod is built into theta.")
     compiled = spring_pendulum.compile()
     m, length, stiffness = _SPRING_PENDULUM["m"], _SPRING_PENDULUM["l"], _SPRING_PENDULUM["k"]
     for angle, rate in [(0.0, 0.0), (0.3, 0.0), (-1.1, 2.0), (2.5, -1.0), (0.7, 4.0)]:
@@ -202,3 +204,48 @@ def check_5(normal_force) -> Feedback:
                                "the normal force is the floor's reaction alone.")
     return Feedback(False, "with the bob at rest the rod's tension is m2 g cos(theta) (no centripetal part yet); "
                            "add its vertical component to the block's weight.")
+
+
+@checker("prediction: True or False; reasoning: a sentence")
+def check_6(prediction, reasoning) -> Feedback:
+    """Exercise 6 (predict and justify): does the ideal string force do work on the bob alone?
+
+    The driven carriage pendulum of Sec. 3 (``F0 = 5`` N, ``omega = 2`` rad/s)
+    over 8 s, Cartesian coordinates ``(x_c, x, y)``.
+
+    Parameters
+    ----------
+    prediction : bool or {"yes", "no"}
+        Whether the work of ``F^L`` on the bob's coordinates ``(x, y)`` over the run differs from zero.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        Compared with the work computed from a DOP853 run.
+    """
+    answer = yes_no(prediction, name="prediction")
+    text = justification(reasoning, name="reasoning")
+    on_bob, total = _string_work()
+    does_work = bool(np.abs(on_bob).max() > 1e-3)
+    model_answer = (f"the string force is normal to the bob's velocity relative to the carriage, not to its absolute "
+                    f"velocity. With the carriage moving, it does work on the bob (up to {np.abs(on_bob).max():.2f} J "
+                    f"in this run) and the opposite work on the carriage; the total stays at {np.abs(total).max():.0e} J, "
+                    "as an ideal, time-independent constraint requires.")
+    return predicted(answer == does_work, text, model_answer,
+                     "an ideal force does no work in total; that says nothing about its work on one body.")
+
+
+@functools.cache
+def _string_work() -> tuple[np.ndarray, np.ndarray]:
+    """The work of F^L on the bob's coordinates and on all coordinates, along the driven run."""
+    drive = {"F0": 5.0, "omega": 2.0}
+    q0, qd0 = carriage_pendulum.initial_state(**drive)
+    times = np.linspace(0.0, 8.0, 1601)
+    run = simulate(carriage_pendulum.model(**drive), (0.0, 8.0), q0, qd0, method="DOP853", rtol=1e-11, atol=1e-12,
+                   t_eval=times)
+    bob_power = np.sum(run.qd[:, 1:] * run.ideal[:, 1:], axis=1)
+    all_power = np.sum(run.qd * run.ideal, axis=1)
+    cumulative = lambda power: np.concatenate([[0.0], np.cumsum((power[1:] + power[:-1]) / 2 * np.diff(times))])
+    return cumulative(bob_power), cumulative(all_power)

@@ -20,9 +20,9 @@ from ..examples import kepler
 from ..model import Model
 from ..simulation import simulate
 from ._models import model_disagreement
-from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4"]
+__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
 
 # Exercise 1: the orbit whose force constant the student computes.
 _EX1 = {"m": 2.0, "L": 3.0, "epsilon": 0.4, "ell": 1.5}
@@ -178,3 +178,30 @@ def check_4(circle_model) -> Feedback:
     return Feedback(True, f"Your model moves as the circle with the law of areas does, at four states and under test "
                           f"forces; its constraint force is the centripetal force m v^2 / R = {force:.6g} N: "
                           "k / R^2 with k = L^2 / (m R).")
+
+
+@checker("prediction: a number (the factor); reasoning: a sentence")
+def check_5(prediction, reasoning) -> Feedback:
+    """Exercise 5 (predict and justify): the force constant when ``L`` doubles on the same orbit.
+
+    Parameters
+    ----------
+    prediction : float
+        ``k(2 L) / k(L)`` for ``m = 1``, ``epsilon = 0.5``, ``ell = 1``.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        Compared with the ratio of ``|F| r^2`` from the solver at ``L = 2`` and ``L = 1``.
+    """
+    value = number(prediction, name="prediction")
+    text = justification(reasoning, name="reasoning")
+    base = {"m": 1.0, "L": 1.0, "epsilon": 0.5, "ell": 1.0}
+    ratio = _solver_force_constant(dict(base, L=2.0)) / _solver_force_constant(base)
+    model_answer = ("the orbit is the same, so the particle must cover it twice as fast: every velocity doubles, "
+                    "every acceleration along the fixed path scales with the square of the speed, and "
+                    "k = L^2 / (m ell) grows by 4.")
+    hint = "the factor 2 is the speed's; the force scales with the speed squared." if abs(value - 2.0) < 1e-6 else ""
+    return predicted(abs(value - ratio) <= 1e-6 * ratio, text, model_answer, hint)

@@ -14,11 +14,12 @@ import functools
 
 import numpy as np
 
+from ..core import udwadia_kalaba
 from ..examples import inclined_line
 from ..simulation import simulate
-from ._feedback import AnswerFormError, Feedback, checker, number, vector, yes_no
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, vector, yes_no
 
-__all__ = ["check_1", "check_2", "check_3", "check_4"]
+__all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
 
 GRAVITY = 9.81
 _PAPER = {"m": 1.0, "g": GRAVITY, "k": 2.0, "c1": 1.0, "c2": 2.0}
@@ -155,3 +156,34 @@ def check_4(identify) -> Feedback:
                                    f"the truth {truth:.6g} N. Fit s(t) = s0 + v0 t + a t^2 / 2 to s = e . q "
                                    "and use e . c = m a + m g k / sqrt(1 + k^2).")
     return Feedback(True, "Your identification recovers e . c on all three wires, noise-free and noisy.")
+
+
+@checker("prediction: True or False; reasoning: a sentence")
+def check_5(prediction, reasoning) -> Feedback:
+    """Exercise 5 (predict and justify): on the horizontal wire, does ``c2`` matter?
+
+    The bead of Sec. 1 on the wire ``k = 0`` (``x2 = 0``), unit mass, gravity
+    9.81: compare ``c = (1, 2)`` with ``c = (1, 5)``.
+
+    Parameters
+    ----------
+    prediction : bool or {"yes", "no"}
+        Whether the motion changes.
+    reasoning : str
+        Why, in a sentence or two.
+
+    Returns
+    -------
+    Feedback
+        Compared with the solver's accelerations for both vectors.
+    """
+    answer = yes_no(prediction, name="prediction")
+    text = justification(reasoning, name="reasoning")
+    first = udwadia_kalaba(np.eye(2), [0.0, -9.81], [[0.0, -1.0]], [0.0], C=[1.0, 2.0]).qdd
+    second = udwadia_kalaba(np.eye(2), [0.0, -9.81], [[0.0, -1.0]], [0.0], C=[1.0, 5.0]).qdd
+    changes = not np.allclose(first, second, rtol=1e-12, atol=1e-12)
+    model_answer = ("on the wire x2 = 0 the only virtual displacement is along x1, and c enters the motion only "
+                    "through v^T c = c1. The component c2 is normal to the wire, in the range of A^T: F^L absorbs "
+                    "it and the motion is the same. An experiment on this wire can never measure c2.")
+    return predicted(answer == changes, text, model_answer,
+                     "ask which part of c does virtual work on this wire.")
