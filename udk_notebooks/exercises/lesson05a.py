@@ -224,7 +224,9 @@ def check_4(rod_carriage) -> Feedback:
     -------
     Feedback
         Its accelerations at five states must match a Cartesian model of the
-        rod (centre and angle, joint as two constraint rows, Udwadia-Kalaba).
+        rod (centre and angle, joint as two constraint rows, Udwadia-Kalaba),
+        and its mass matrix the one of ``T`` (energies scaled by a common
+        factor give the same accelerations and are refused).
     """
     if not isinstance(rod_carriage, Model):
         raise AnswerFormError(f"`rod_carriage` should be a udk.Model; got {type(rod_carriage).__name__}")
@@ -246,7 +248,23 @@ def check_4(rod_carriage) -> Feedback:
                                    f"your model gives (x'', varphi'') = {np.round(got, 4)}, "
                                    f"expected {np.round(want, 4)}. "
                                    "Check the centre (l/2), the rod's own rotation (m_r l^2/12) and the spring.")
+    for state in states:
+        # the accelerations fix T and V only up to a common factor: compare the mass matrix itself
+        q, qd = np.array(state[:2]), np.array(state[2:])
+        got_mass = np.asarray(compiled.evaluate(0.0, q, qd, compiled.parameters())[0], dtype=float)
+        if not np.allclose(got_mass, _rod_carriage_mass(state[1]), rtol=1e-9, atol=1e-12):
+            return Feedback(False, f"your accelerations are right, but at varphi = {state[1]} your mass matrix is "
+                                   f"{np.round(got_mass, 4).tolist()}, expected "
+                                   f"{np.round(_rod_carriage_mass(state[1]), 4).tolist()}: T and V are off by a "
+                                   "common factor (check the 1/2 in T = m v^2 / 2 and V = k x^2 / 2).")
     return Feedback(True, "Your model matches the Cartesian rod at every state tried.")
+
+
+def _rod_carriage_mass(angle: float) -> np.ndarray:
+    """The mass matrix of the carriage and the rod in (x, varphi), from T of the slides' solution by hand."""
+    p = _ROD_CARRIAGE
+    coupling = p["m_r"] * p["l"] / 2 * np.cos(angle)
+    return np.array([[p["m_c"] + p["m_r"], coupling], [coupling, p["m_r"] * p["l"] ** 2 / 3]])
 
 
 @checker("a number: the friction moment in N m")
