@@ -91,6 +91,7 @@ WRONG = {
                         ((_polar_lagrangian() * sm.Symbol("m"),), "only r, phi"),
                         ((_polar_lagrangian() + STIFFNESS * r**4 / 4,), "your L gives"),
                         (("L",), "sympy expression"), ((sm.Matrix([1]),), "sympy expression"),
+                        ((sm.Symbol("r") ** 2 / 4 - 4 * sm.Symbol("r") ** 2,), "dynamicsymbols"),
                         # same equations of motion, but not T - V: V - T, and the halves left out of both
                         ((-_polar_lagrangian(),), "V - T"), ((_polar_lagrangian(scale=2.0),), "2 times T - V"),
                         ((_polar_lagrangian(scale=3.0),), "3 times T - V")],

@@ -207,6 +207,9 @@ def check_4(lagrangian) -> Feedback:
     q, qd, qdd = [r, phi], [r.diff(TIME), phi.diff(TIME)], [r.diff(TIME, 2), phi.diff(TIME, 2)]
     unknown = {str(s) for s in lagrangian.free_symbols if s != TIME}
     functions = {f for f in lagrangian.atoms(sm.Function) if isinstance(f, sm.core.function.AppliedUndef)}
+    if unknown & {"r", "phi"}:
+        raise AnswerFormError("`lagrangian` uses plain symbols r or phi: use the functions of time of the answer "
+                              "cell, r, phi = dynamicsymbols(\"r phi\"), and r.diff(t) for the rate")
     if unknown or functions - {r, phi}:
         names = sorted(unknown | {str(f) for f in functions - {r, phi}})
         raise AnswerFormError(f"`lagrangian` may contain only r, phi, their rates and numbers; it has "
