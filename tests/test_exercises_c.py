@@ -105,7 +105,7 @@ WRONG = {
                         ((None, "some reason here"), "True or False")],
     lesson05a.check_3: [((math.sqrt(5.0),), "leaves out"), ((math.sqrt(10.0 / 2.6),), "whole spring"),
                         ((math.sqrt(10.0 / 2.3),), "1/3, not 1/2"), ((math.sqrt(10.0 / 2.2) / (2 * math.pi),), "Hz"),
-                        ((2.0,), "m_s/3"), (("2.13",), "should be")],
+                        ((2.0,), "m_s/3"), (("2.13",), "should be"), ((2.1302,), "continuous spring")],
     lesson05a.check_4: [((_rod_carriage(centre=1.0, own_rotation=False),), "ball on a string"),
                         ((_rod_carriage(own_rotation=False),), "expected"), ((_rod_carriage(spring=0.0),), "spring"),
                         ((_rod_carriage(scale=2.0),), "common factor"),
@@ -220,3 +220,12 @@ def test_rod_carriage_mass_matrix_is_the_one_of_the_rod_kinetic_energy():
     for angle in (0.0, 0.9, -2.3):
         mass = compiled.evaluate(0.0, np.array([0.1, angle]), np.zeros(2), compiled.parameters())[0]
         assert np.allclose(lesson05a._rod_carriage_mass(angle), mass, rtol=1e-12)
+
+
+def test_continuous_spring_frequency_is_the_wave_equation_root_below_the_rayleigh_estimate():
+    # beta tan(beta) = m_s / m_c = 0.3 for m_s = 0.6 kg, m_c = 2 kg, k = 10 N/m: the root beta = 0.5218...
+    frequency = lesson05a._continuous_spring_frequency()
+    beta = frequency * math.sqrt(0.6 / 10.0)
+    assert math.isclose(beta * math.tan(beta), 0.3, rel_tol=1e-10)
+    rayleigh = math.sqrt(10.0 / (2.0 + 0.6 / 3))
+    assert frequency < rayleigh and math.isclose(frequency, rayleigh, rel_tol=2e-3)

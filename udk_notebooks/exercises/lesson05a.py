@@ -142,6 +142,17 @@ def check_2(larger_at_bottom, why) -> Feedback:
                            "supplies it?")
 
 
+def _continuous_spring_frequency() -> float:
+    """Lowest angular frequency of a mass on a spring with distributed mass (wave equation, fixed end at O).
+
+    With ``beta = w sqrt(m_s / k)`` the frequency equation is ``beta tan(beta) = m_s / m_c``; the
+    uniform-stretch model (``m_c + m_s / 3``) is its Rayleigh estimate, slightly above it.
+    """
+    ratio = _SPRING_MASS / _CARRIAGE
+    beta = brentq(lambda b: b * np.tan(b) - ratio, 1e-9, np.pi / 2 - 1e-9)
+    return float(beta * np.sqrt(_STIFFNESS / _SPRING_MASS))
+
+
 @checker("a number: the angular frequency in rad/s")
 def check_3(carriage_frequency) -> Feedback:
     """Exercise 3: the carriage on a spring of mass 0.6 kg (``m_c = 2 kg``, ``k = 10 N/m``).
@@ -169,6 +180,10 @@ def check_3(carriage_frequency) -> Feedback:
     if np.isclose(value, np.sqrt(_STIFFNESS / (_CARRIAGE + _SPRING_MASS / 2)), rtol=1e-6):
         return Feedback(False, "the speed along the spring is linear, but the kinetic energy goes with its square: "
                                "the share is 1/3, not 1/2.")
+    if np.isclose(value, _continuous_spring_frequency(), rtol=1e-4):
+        return Feedback(False, "that is the exact lowest frequency of a continuous spring (its wave equation), a "
+                               "little below the model's; the exercise asks for the uniform-stretch model of "
+                               "Sec. 3, m_s/3 moving with the carriage.")
     if np.isclose(value * 2 * np.pi, expected, rtol=1e-6):
         return Feedback(False, "that is a frequency in Hz; the question asks for the angular frequency in rad/s.")
     return Feedback(False, "the spring adds m_s/3 to the carriage's mass (lesson Sec. 3); then w = sqrt(k / m).")
