@@ -35,14 +35,18 @@ def _polar_lagrangian(sign: float = -1.0, centrifugal: bool = True, scale: float
 x_, varphi_ = dynamicsymbols("x varphi")
 
 
-def _rod_carriage(centre: float = 0.5, own_rotation: bool = True, spring: float = 10.0):
-    """Exercise 4 of lesson 05a: carriage with a homogeneous rod, in (x, varphi); variants are typical mistakes."""
+def _rod_carriage(centre: float = 0.5, own_rotation: bool = True, spring: float = 10.0, scale: float = 1.0):
+    """Exercise 4 of lesson 05a: carriage with a homogeneous rod, in (x, varphi); variants are typical mistakes.
+
+    ``scale`` multiplies both energies (the 1/2 left out of T and V): same accelerations, wrong energies.
+    """
     m_c, m_r, l, k, g = sm.symbols("m_c m_r l k g", positive=True)
     point = sm.Matrix([x_ + centre * l * sm.sin(varphi_), -centre * l * sm.cos(varphi_)])
     kinetic = m_c * x_.diff(t) ** 2 / 2 + m_r * point.diff(t).dot(point.diff(t)) / 2
     if own_rotation:
         kinetic += m_r * l**2 / 12 * varphi_.diff(t) ** 2 / 2
-    return udk.Model([x_, varphi_], kinetic_energy=kinetic, potential_energy=k * x_**2 / 2 + m_r * g * point[1],
+    return udk.Model([x_, varphi_], kinetic_energy=scale * kinetic,
+                     potential_energy=scale * (k * x_**2 / 2 + m_r * g * point[1]),
                      parameters={m_c: 2.0, m_r: 1.0, l: 1.0, k: spring, g: 9.81})
 
 
@@ -62,7 +66,7 @@ RIGHT = [
     (lesson00a.check_3, (7 / 15,)),
     (lesson00a.check_3, (sm.Rational(7, 15),)),
     (lesson00a.check_4, (_polar_lagrangian(),)),
-    (lesson00a.check_4, (_polar_lagrangian(scale=3.0),)),  # a multiple of L has the same equations
+    (lesson00a.check_4, (_polar_lagrangian() + 2 * r * r.diff(t),)),  # + d/dt(r^2): a gauge term, same L
     (lesson00a.check_5, (210e9 * 1e-4 * 1e-3**2 / (2 * 2.0),)),
     (lesson05a.check_1, (-0.01 / (2 * math.pi) * 100.0,)),
     (lesson05a.check_2, (True, "The pin also gives the centripetal force, so the load exceeds m g.")),
@@ -73,7 +77,7 @@ RIGHT = [
 ]
 
 WRONG = {
-    lesson00a.check_1: [((1.0,), "F l"), ((0.5,), "l cos theta"), ((2.0,), "moment"), ((-0.8660254,), "sign"),
+    lesson00a.check_1: [((2.0 * 0.5 * math.cos(30.0),), "radians"), ((1.0,), "F l"), ((0.5,), "l cos theta"), ((2.0,), "moment"), ((-0.8660254,), "sign"),
                         ((0.8660254 * 1.001,), "Eq. (3.19)"), (("0.87",), "should be")],
     lesson00a.check_2: [((False, "It is a follower force, so it is not conservative."), "V(theta)"),
                         ((True, ""), "`why`"), ((True, None), "`why`"), ((True, 3), "`why`"),
@@ -86,7 +90,11 @@ WRONG = {
                         ((MASS * r.diff(t) ** 2 / 2 - STIFFNESS * r**2 / 2,), "fix both"),
                         ((_polar_lagrangian() * sm.Symbol("m"),), "only r, phi"),
                         ((_polar_lagrangian() + STIFFNESS * r**4 / 4,), "your L gives"),
-                        (("L",), "sympy expression"), ((sm.Matrix([1]),), "sympy expression")],
+                        (("L",), "sympy expression"), ((sm.Matrix([1]),), "sympy expression"),
+                        ((sm.Symbol("r") ** 2 / 4 - 4 * sm.Symbol("r") ** 2,), "dynamicsymbols"),
+                        # same equations of motion, but not T - V: V - T, and the halves left out of both
+                        ((-_polar_lagrangian(),), "V - T"), ((_polar_lagrangian(scale=2.0),), "2 times T - V"),
+                        ((_polar_lagrangian(scale=3.0),), "3 times T - V")],
     lesson00a.check_5: [((10.5,), "1/2"), ((10500.0,), "force"), ((5.25e6,), "units"), ((5.25e-6,), "units"),
                         ((6.0,), "Eq. (3.39)"), (("5.25",), "should be")],
     lesson05a.check_1: [((0.01 / (2 * math.pi) * 100.0,), "sign"), ((-1.0,), "per radian"),
@@ -97,9 +105,10 @@ WRONG = {
                         ((None, "some reason here"), "True or False")],
     lesson05a.check_3: [((math.sqrt(5.0),), "leaves out"), ((math.sqrt(10.0 / 2.6),), "whole spring"),
                         ((math.sqrt(10.0 / 2.3),), "1/3, not 1/2"), ((math.sqrt(10.0 / 2.2) / (2 * math.pi),), "Hz"),
-                        ((2.0,), "m_s/3"), (("2.13",), "should be")],
+                        ((2.0,), "m_s/3"), (("2.13",), "should be"), ((2.1302,), "continuous spring")],
     lesson05a.check_4: [((_rod_carriage(centre=1.0, own_rotation=False),), "ball on a string"),
                         ((_rod_carriage(own_rotation=False),), "expected"), ((_rod_carriage(spring=0.0),), "spring"),
+                        ((_rod_carriage(scale=2.0),), "common factor"),
                         ((_rod_with_pin_rows(),), "two coordinates"), ((udk.Model,), "udk.Model"), ((3,), "udk.Model")],
     lesson05a.check_5: [((0.3 * 0.02 * 9.81,), "at rest"), ((0.3 * 0.02 * 4.5,), "weight"), ((0.3 * 14.31,), "arm r_p"),
                         ((0.3 * 0.02 * (9.81 + 9.0),), "L/2"), ((0.0859 * 1.01,), "multiply"),
@@ -193,3 +202,30 @@ def test_rod_carriage_reference_is_the_lagrange_equation_at_rest_positions():
     mass = np.array([[mc + mr, mr * l / 2 * np.cos(angle)], [mr * l / 2 * np.cos(angle), mr * l**2 / 3]])
     rest = np.array([k * carriage, mr * g * l / 2 * np.sin(angle)])
     assert np.allclose(lesson05a._reference_accelerations(carriage, angle, 0.0, 0.0), np.linalg.solve(mass, -rest))
+
+
+def test_lagrangian_check_reads_the_scale_of_the_kinetic_energy():
+    # -L and 2 L give the same Lagrange equations as L; the check reads their velocity Hessians as -1 and 2
+    states = [(0.7, 1.2, -0.4, 2.0), (2.0, -0.5, 1.5, -0.3)]
+    q, qd = [r, phi], [r.diff(t), phi.diff(t)]
+    assert math.isclose(lesson00a._kinetic_scale(_polar_lagrangian(), q, qd, states), 1.0)
+    assert math.isclose(lesson00a._kinetic_scale(-_polar_lagrangian(), q, qd, states), -1.0)
+    assert math.isclose(lesson00a._kinetic_scale(_polar_lagrangian(scale=2.0), q, qd, states), 2.0)
+    assert lesson00a._kinetic_scale(_polar_lagrangian(centrifugal=False), q, qd, states) is None
+
+
+def test_rod_carriage_mass_matrix_is_the_one_of_the_rod_kinetic_energy():
+    # independent of the check's formula: M = d^2 T / d qdot^2 of the solution's T, by sympy
+    compiled = _rod_carriage().compile()
+    for angle in (0.0, 0.9, -2.3):
+        mass = compiled.evaluate(0.0, np.array([0.1, angle]), np.zeros(2), compiled.parameters())[0]
+        assert np.allclose(lesson05a._rod_carriage_mass(angle), mass, rtol=1e-12)
+
+
+def test_continuous_spring_frequency_is_the_wave_equation_root_below_the_rayleigh_estimate():
+    # beta tan(beta) = m_s / m_c = 0.3 for m_s = 0.6 kg, m_c = 2 kg, k = 10 N/m: the root beta = 0.5218...
+    frequency = lesson05a._continuous_spring_frequency()
+    beta = frequency * math.sqrt(0.6 / 10.0)
+    assert math.isclose(beta * math.tan(beta), 0.3, rel_tol=1e-10)
+    rayleigh = math.sqrt(10.0 / (2.0 + 0.6 / 3))
+    assert frequency < rayleigh and math.isclose(frequency, rayleigh, rel_tol=2e-3)

@@ -68,6 +68,8 @@ def check_1(Q_push) -> Feedback:
     if np.isclose(value, _PUSH * _LENGTH * np.sin(_ANGLE), rtol=1e-6):
         return Feedback(False, "differentiate the bob's position (l sin theta, -l cos theta) by theta: its x part is "
                                "l cos theta, not l sin theta.")
+    if np.isclose(value, _PUSH * _LENGTH * np.cos(30.0), rtol=1e-6):
+        return Feedback(False, "numpy's cos takes radians: 30 degrees is np.radians(30.0).")
     if np.isclose(value, _PUSH, rtol=1e-6):
         return Feedback(False, "for an angle coordinate Q_theta is a moment (N m): multiply by dx/dtheta.")
     return Feedback(False, "use Eq. (3.19): Q_theta = F . dx/dtheta with x = (l sin theta, -l cos theta).")
@@ -165,6 +167,21 @@ def _newton_polar(state) -> np.ndarray:
                      (acceleration @ tangential - 2 * radius_rate * angle_rate) / radius])
 
 
+def _kinetic_scale(lagrangian: sm.Expr, q, qd, states) -> float | None:
+    """c with d^2 L / d qdot^2 = c diag(m, m r^2) at every state (L = c (T - V) + d/dt F), or None."""
+    hessian = sm.hessian(lagrangian, qd)
+    scales = []
+    for radius, angle, radius_rate, angle_rate in states:
+        values = {qd[0]: radius_rate, qd[1]: angle_rate, q[0]: radius, q[1]: angle}
+        got = np.array(hessian.xreplace(values), dtype=float)
+        want = np.diag([_MASS, _MASS * radius**2])
+        scale = got[0, 0] / want[0, 0]
+        if not np.allclose(got, scale * want, rtol=1e-9, atol=1e-12):
+            return None
+        scales.append(scale)
+    return scales[0] if np.allclose(scales, scales[0], rtol=1e-9) else None
+
+
 @checker("a sympy expression in r(t), phi(t) and their rates")
 def check_4(lagrangian) -> Feedback:
     """Exercise 4 (code): the Lagrangian of a particle on a zero-length spring, in polar coordinates.
@@ -179,7 +196,10 @@ def check_4(lagrangian) -> Feedback:
     -------
     Feedback
         The accelerations from its Lagrange equations must match Newton's law
-        ``m x'' = -k x`` in Cartesian coordinates at five states.
+        ``m x'' = -k x`` in Cartesian coordinates at five states, and its
+        second derivatives in the velocities must be the mass matrix
+        ``diag(m, m r^2)``: ``-L`` or ``2 L`` give the same motion but are not
+        ``T - V``. A total time derivative added to ``L`` is accepted.
     """
     if not isinstance(lagrangian, sm.Expr) or isinstance(lagrangian, sm.MatrixBase):
         raise AnswerFormError(f"`lagrangian` should be one sympy expression in r and phi; got {lagrangian!r}")
@@ -187,6 +207,9 @@ def check_4(lagrangian) -> Feedback:
     q, qd, qdd = [r, phi], [r.diff(TIME), phi.diff(TIME)], [r.diff(TIME, 2), phi.diff(TIME, 2)]
     unknown = {str(s) for s in lagrangian.free_symbols if s != TIME}
     functions = {f for f in lagrangian.atoms(sm.Function) if isinstance(f, sm.core.function.AppliedUndef)}
+    if unknown & {"r", "phi"}:
+        raise AnswerFormError("`lagrangian` uses plain symbols r or phi: use the functions of time of the answer "
+                              "cell, r, phi = dynamicsymbols(\"r phi\"), and r.diff(t) for the rate")
     if unknown or functions - {r, phi}:
         names = sorted(unknown | {str(f) for f in functions - {r, phi}})
         raise AnswerFormError(f"`lagrangian` may contain only r, phi, their rates and numbers; it has "
@@ -210,6 +233,14 @@ def check_4(lagrangian) -> Feedback:
                                        "squared is r'^2 + r^2 phi'^2.")
             return Feedback(False, f"at r = {state[0]}, phi = {state[1]}, r' = {radius_rate}, phi' = {angle_rate} "
                                    f"your L gives (r'', phi'') = {np.round(got, 4)}, Newton's law {np.round(want, 4)}.")
+    scale = _kinetic_scale(lagrangian, q, qd, states)
+    if scale is None or not np.isclose(scale, 1.0, rtol=1e-9):
+        # c (T - V) has the same Lagrange equations for every c != 0, but it is not T - V: its energies are wrong
+        if scale is not None and np.isclose(scale, -1.0, rtol=1e-9):
+            return Feedback(False, "your equations are right, but your L is V - T: the Lagrangian is L = T - V.")
+        times = "" if scale is None else f" it is {scale:.4g} times T - V:"
+        return Feedback(False, f"your equations of motion are right, but your L is not T - V;{times} the kinetic part "
+                               "must be T = m (r'^2 + r^2 phi'^2) / 2 with m = 0.5 kg (check the factor 1/2 and m).")
     return Feedback(True, "Your Lagrangian gives Newton's law at every state tried: r'' = r phi'^2 - (k/m) r and "
                           "d/dt(m r^2 phi') = 0 (the angular momentum is conserved).")
 

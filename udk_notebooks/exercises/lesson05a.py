@@ -142,6 +142,17 @@ def check_2(larger_at_bottom, why) -> Feedback:
                            "supplies it?")
 
 
+def _continuous_spring_frequency() -> float:
+    """Lowest angular frequency of a mass on a spring with distributed mass (wave equation, fixed end at O).
+
+    With ``beta = w sqrt(m_s / k)`` the frequency equation is ``beta tan(beta) = m_s / m_c``; the
+    uniform-stretch model (``m_c + m_s / 3``) is its Rayleigh estimate, slightly above it.
+    """
+    ratio = _SPRING_MASS / _CARRIAGE
+    beta = brentq(lambda b: b * np.tan(b) - ratio, 1e-9, np.pi / 2 - 1e-9)
+    return float(beta * np.sqrt(_STIFFNESS / _SPRING_MASS))
+
+
 @checker("a number: the angular frequency in rad/s")
 def check_3(carriage_frequency) -> Feedback:
     """Exercise 3: the carriage on a spring of mass 0.6 kg (``m_c = 2 kg``, ``k = 10 N/m``).
@@ -169,6 +180,10 @@ def check_3(carriage_frequency) -> Feedback:
     if np.isclose(value, np.sqrt(_STIFFNESS / (_CARRIAGE + _SPRING_MASS / 2)), rtol=1e-6):
         return Feedback(False, "the speed along the spring is linear, but the kinetic energy goes with its square: "
                                "the share is 1/3, not 1/2.")
+    if np.isclose(value, _continuous_spring_frequency(), rtol=1e-4):
+        return Feedback(False, "that is the exact lowest frequency of a continuous spring (its wave equation), a "
+                               "little below the model's; the exercise asks for the uniform-stretch model of "
+                               "Sec. 3, m_s/3 moving with the carriage.")
     if np.isclose(value * 2 * np.pi, expected, rtol=1e-6):
         return Feedback(False, "that is a frequency in Hz; the question asks for the angular frequency in rad/s.")
     return Feedback(False, "the spring adds m_s/3 to the carriage's mass (lesson Sec. 3); then w = sqrt(k / m).")
@@ -224,7 +239,9 @@ def check_4(rod_carriage) -> Feedback:
     -------
     Feedback
         Its accelerations at five states must match a Cartesian model of the
-        rod (centre and angle, joint as two constraint rows, Udwadia-Kalaba).
+        rod (centre and angle, joint as two constraint rows, Udwadia-Kalaba),
+        and its mass matrix the one of ``T`` (energies scaled by a common
+        factor give the same accelerations and are refused).
     """
     if not isinstance(rod_carriage, Model):
         raise AnswerFormError(f"`rod_carriage` should be a udk.Model; got {type(rod_carriage).__name__}")
@@ -246,7 +263,23 @@ def check_4(rod_carriage) -> Feedback:
                                    f"your model gives (x'', varphi'') = {np.round(got, 4)}, "
                                    f"expected {np.round(want, 4)}. "
                                    "Check the centre (l/2), the rod's own rotation (m_r l^2/12) and the spring.")
+    for state in states:
+        # the accelerations fix T and V only up to a common factor: compare the mass matrix itself
+        q, qd = np.array(state[:2]), np.array(state[2:])
+        got_mass = np.asarray(compiled.evaluate(0.0, q, qd, compiled.parameters())[0], dtype=float)
+        if not np.allclose(got_mass, _rod_carriage_mass(state[1]), rtol=1e-9, atol=1e-12):
+            return Feedback(False, f"your accelerations are right, but at varphi = {state[1]} your mass matrix is "
+                                   f"{np.round(got_mass, 4).tolist()}, expected "
+                                   f"{np.round(_rod_carriage_mass(state[1]), 4).tolist()}: T and V are off by a "
+                                   "common factor (check the 1/2 in T = m v^2 / 2 and V = k x^2 / 2).")
     return Feedback(True, "Your model matches the Cartesian rod at every state tried.")
+
+
+def _rod_carriage_mass(angle: float) -> np.ndarray:
+    """The mass matrix of the carriage and the rod in (x, varphi), from T of the slides' solution by hand."""
+    p = _ROD_CARRIAGE
+    coupling = p["m_r"] * p["l"] / 2 * np.cos(angle)
+    return np.array([[p["m_c"] + p["m_r"], coupling], [coupling, p["m_r"] * p["l"] ** 2 / 3]])
 
 
 @checker("a number: the friction moment in N m")
