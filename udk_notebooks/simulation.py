@@ -91,8 +91,10 @@ class Trajectory:
         The Newton, Lagrange and Coulomb force terms (2005 paper, Eqs. 9-11).
     position_residual : ndarray, shape (N, m_h)
         ``phi(q, t)`` of the holonomic constraints: the drift at position level.
+        The gap row of a :class:`~udk_notebooks.contacts.Contact` is 0 while the
+        contact is open (its gap is then a distance, not a drift).
     velocity_residual : ndarray, shape (N, m)
-        ``(phi', psi)``: the drift at velocity level.
+        ``(phi', psi)``: the drift at velocity level (open contacts' rows 0, as above).
     energy : ndarray, shape (N,)
         Jacobi's energy ``h`` (``T + V`` for scleronomic systems).
     power : dict of str to ndarray, shape (N,)
@@ -1146,6 +1148,22 @@ def _ordered(times, states, log):
     return t[order], y[order], [log[i] for i in order]
 
 
+def _hide_open_gaps(cm, phi, vel, modes_log) -> None:
+    """Zero the residual columns of contacts while they are open (in place).
+
+    An open contact's gap row is a distance to its surface, not a violated
+    constraint: it must neither show as drift nor trip the divergence check.
+    """
+    if not cm.n_contacts or not len(modes_log):
+        return
+    modes = np.array(modes_log, dtype=int).reshape(len(modes_log), cm.n_friction)
+    first = cm.n_friction - cm.n_contacts
+    for j, row in enumerate(cm.model.contact_rows):
+        is_open = modes[:, first + j] == OPEN
+        phi[is_open, row] = 0.0
+        vel[is_open, row] = 0.0
+
+
 def _sample(cm, p, times, states, modes_log, stop, method, stab, limit) -> Trajectory:
     """The full output at every sample, computed for all samples at once (see :func:`_motions`)."""
     n, N = cm.n, len(times)
@@ -1153,6 +1171,7 @@ def _sample(cm, p, times, states, modes_log, stop, method, stab, limit) -> Traje
     q, qd = states[:, :n], states[:, n:]
     phi, vel = cm.residuals_batch(times, q, qd, p)
     correction = None if stab is None else stab.correction(phi, vel)  # row j: sample j's correction of b
+    _hide_open_gaps(cm, phi, vel, modes_log)
     out = _motions(cm, p, times, q, qd, modes_log, correction)
     energy = cm.energy_batch(times, q, qd, p)
     force_nc, explicit = cm.powers_batch(times, q, qd, p)
