@@ -13,7 +13,12 @@ initial state), that diverge (``simulate``'s :data:`DIVERGENCE_FACTOR` rule on
 the state and on the residuals, at the same sample) or whose equation of
 motion fails are reported per member in :attr:`SweepResult.status`,
 ``message`` and ``stopped_at``; their rows hold NaN from the point where they
-stopped, never a silent NaN with status "ok".
+stopped, never a silent NaN with status "ok". A member whose motion fails in
+the batch (a mass matrix that stops being positive definite, an overflow, a
+friction law without solution) is run alone by ``simulate``, whose outcome it
+takes, so a member's status and message do not depend on the path. A sweep
+whose output would pass ``simulate``'s ``MEMORY_LIMIT`` is refused before it
+allocates anything.
 
 The adaptive methods (each run has its own steps: no common grid),
 :class:`~udk_notebooks.stabilization.GainMatrix` gains and contacts with their
@@ -72,7 +77,9 @@ class SweepResult:
         ``"diverged"`` (stopped at ``stopped_at`` as ``simulate`` stops it, by
         :data:`~udk_notebooks.simulation.DIVERGENCE_FACTOR`); or ``"failed"``
         (the equation of motion or the friction law failed at ``stopped_at``,
-        where a single run raises).
+        where a single run raises a SimulationError; the samples before are
+        kept); or ``"singular"`` (``simulate`` stopped it before a singular
+        configuration: members it had to decide alone, or runs member by member).
     message : sequence of str
         Why a member was refused, diverged or failed (empty for "ok"). A
         refused gain's message is written when it is first read.
@@ -195,7 +202,18 @@ def sweep(
     SweepResult
         Members in the order given; each equals ``simulate(model, t_span,
         q0_i, qd0_i, params=params_i, stabilization=stab_i, ...)`` to rounding,
-        including where a member stops as diverged.
+        including where a member stops as diverged, and has its status and
+        message ("refused" where ``simulate`` raises before it starts,
+        "failed" where it raises a SimulationError). A sweep in which every
+        member was refused or failed is returned like any other.
+
+    Raises
+    ------
+    ValueError
+        For arguments ``simulate`` would refuse for every member (a bad
+        ``constraint_tol``, ``t_span`` or ``step``), and when the output (``q``,
+        ``q'`` and residuals of every member at every sample) would exceed
+        :data:`~udk_notebooks.simulation.MEMORY_LIMIT`.
 
     Notes
     -----
