@@ -418,7 +418,7 @@ def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, opti
 
 
 def _on_times(run, field: str, width: int, t: np.ndarray) -> np.ndarray:
-    """A run's ``field`` at the times ``t`` (its own samples where it has them), NaN where it never got; shape (N, width)."""
+    """A run's ``field`` at the times ``t``, shape (N, width): its own samples where it has them, NaN after its end."""
     out = np.full((t.size, width), np.nan)
     if run is None or not run.t.size:
         return out
