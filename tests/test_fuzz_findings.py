@@ -140,6 +140,37 @@ def test_scaling_constraint_rows_leaves_runs_and_sweeps_unchanged(factors):
         np.testing.assert_allclose(result.q[i], reference.q, rtol=0, atol=1e-9)
 
 
+def three_row_model() -> Model:
+    """The sphere and plane of :func:`scaled_sphere_model` and a fourth coordinate tied to y: three rows.
+
+    More than two rows take the batch's general stacked solver (two or fewer have a closed form).
+    """
+    w = dynamicsymbols("w")
+    s1, s2, s3 = sm.symbols("s1 s2 s3")
+    return Model([x, y, z, w], kinetic_energy=(x.diff() ** 2 + y.diff() ** 2 + z.diff() ** 2 + w.diff() ** 2) / 2,
+                 potential_energy=9.81 * z + 2.0 * x**2 + w**2,
+                 holonomic=[s1 * (x**2 + y**2 + z**2 - 1), s2 * (z - x / 2), s3 * (w - y)],
+                 parameters={s1: 1.0, s2: 1.0, s3: 1.0})
+
+
+THREE_ROWS = three_row_model().compile()
+
+
+@settings(max_examples=5, deadline=None)
+@given(factors=st.lists(st.tuples(FACTORS, FACTORS, FACTORS), min_size=1, max_size=4))
+def test_scaling_rows_leaves_the_general_batch_solver_unchanged(factors):
+    """Property: with three rows (the stacked Gram solve of the batch), scaled members follow the unscaled run."""
+    span, step, tol = (0.0, 0.3), 0.01, 1e-3
+    q0 = np.append(SPHERE_Q0, 0.0)
+    qd0 = np.array([0.0, 0.7, 0.0, 0.7])
+    reference = simulate(THREE_ROWS, span, q0, qd0, step=step)
+    params = [{"s1": a, "s2": b, "s3": c} for a, b, c in factors]
+    result = sweep(THREE_ROWS, span, q0, qd0, params=params, step=step, progress=False, constraint_tol=tol)
+    assert list(result.status) == ["ok"] * len(params), list(result.message)
+    for i in range(len(params)):
+        np.testing.assert_allclose(result.q[i], reference.q, rtol=0, atol=1e-9)
+
+
 # -- r01, r04, r05: what simulate refuses, the sweep refuses; one outcome on both paths ---------------------------
 m1, m2, k = sm.symbols("m1 m2 k")
 ONE_MASS = Model([x], kinetic_energy=m1 * (1 + x**2) * x.diff() ** 2 / 2, potential_energy=k * x**2 / 2,
