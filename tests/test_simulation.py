@@ -15,7 +15,7 @@ import sympy as sm
 from scipy.integrate import solve_ivp
 from sympy.physics.mechanics import dynamicsymbols
 
-from udk_notebooks.errors import ConstraintViolationError, UnstableGainError
+from udk_notebooks.errors import ConstraintViolationError, SimulationError, UnstableGainError
 from udk_notebooks.model import CoulombFriction, Model
 from udk_notebooks.simulation import Trajectory, project_initial_state, simulate
 
@@ -364,9 +364,16 @@ def test_no_coulomb_motion_is_refused_by_name(method, options, speed):
                   friction=[CoulombFriction(rough.friction[0].sliding_velocity, kinetic, static)],
                   parameters={**rough.parameters, static: 0.3})
     direction = np.array([math.cos(SLOPE), math.sin(SLOPE)])
-    with pytest.raises(ValueError, match=r"static friction \(mu_s = 0.3\) cannot hold it at rest, and kinetic "
-                                         r"friction \(mu = 0.8\) would stop it at once.*`mu_s`"):
+    # At rest it cannot start (a ValueError); sent up, it fails where it stops, with the samples before kept.
+    expected = ValueError if speed == 0.0 else SimulationError
+    with pytest.raises(expected, match=r"static friction \(mu_s = 0.3\) cannot hold it at rest, and kinetic "
+                                       r"friction \(mu = 0.8\) would stop it at once.*`mu_s`") as caught:
         simulate(model, (0.0, 2.0), np.zeros(2), speed * direction, method=method, **options)
+    if speed:
+        stop = speed / (GRAVITY * (math.sin(SLOPE) + 0.8 * math.cos(SLOPE)))  # u' = -g (sin a + mu cos a)
+        assert caught.value.time == pytest.approx(stop, rel=1e-6)
+        kept = caught.value.trajectory
+        assert kept is not None and kept.status == "failed" and kept.t[-1] < caught.value.time
 
 
 @pytest.mark.parametrize("method, options", INCLINE_METHODS, ids=[mth for mth, _ in INCLINE_METHODS])

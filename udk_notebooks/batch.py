@@ -30,7 +30,7 @@ from functools import partial
 import numpy as np
 
 from .compiled import HOLD_RTOL, STICK_SPEED
-from .core import GRAM_RCOND
+from .core import GRAM_RCOND, RANK_RTOL, scale_rows
 from .simulation import _check_initial, _runaway, _stick_velocity
 from .stabilization import check_gain, stability
 
@@ -232,17 +232,11 @@ class _View:
             return self.diagonal[sel][:, :, None] * X
         if self.inverse is not None:
             return self.inverse[sel] @ X
-        M = M[sel]
-        try:
-            return np.linalg.solve(M, X)
-        except np.linalg.LinAlgError:  # some member's M is singular: those members take the single-run solver
-            out = np.full(X.shape, np.nan)
-            for i in range(M.shape[0]):
-                try:
-                    out[i] = np.linalg.solve(M[i], X[i])
-                except np.linalg.LinAlgError:
-                    pass
-            return out
+        ok, M = _definite(M[sel])
+        out = np.linalg.solve(M, X)
+        if not ok.all():  # those members take the single-run solver, which refuses them or decides at the edge
+            out[~ok] = np.nan
+        return out
 
     def evaluate(self, t, y):
         cm, n, m, nh = self.cm, self.cm.n, self.cm.m, self.cm.n_holonomic
@@ -265,6 +259,9 @@ class _View:
             for i in range(m):
                 correction[i] = self.c2a * vel[i] - self.b2 * phi[i] if i < nh else self.mg * vel[i]
             b = b + correction
+        if m:  # rows of one size, as udwadia_kalaba and CompiledModel.solve_modes give them to the solver
+            A_scaled, b_scaled = scale_rows(A.transpose(2, 0, 1), b.T)
+            A, b = A_scaled.transpose(1, 2, 0), b_scaled.T
         contacts = self.modes.shape[1]
         F = None
         if contacts:  # per contact: s, drift, mu, mu_s, slope (n)
@@ -397,8 +394,9 @@ class _View:
             solve_gram = lambda r: r / gram[:, None]  # noqa: E731
         elif rows:
             gram = A @ XA
-            eig = np.linalg.eigvalsh(gram)
-            ok = np.isfinite(eig).all(axis=1) & (eig[:, 0] > GRAM_RCOND * eig[:, -1])
+            finite = np.isfinite(gram).all(axis=(1, 2))  # an overflowing member must not stop the others
+            eig = np.linalg.eigvalsh(np.where(finite[:, None, None], gram, np.eye(rows)))
+            ok = finite & (eig[:, 0] > GRAM_RCOND * eig[:, -1])
             gram = np.where(ok[:, None, None], gram, np.eye(rows))
             lam = np.linalg.solve(gram, (b - (A @ a[:, :, None])[:, :, 0])[:, :, None])[:, :, 0]
             qdd = a + (XA @ lam[:, :, None])[:, :, 0]
@@ -428,6 +426,33 @@ class _View:
                 aC = aC - (XA @ muC[:, :, None])[:, :, 0]
             qdd = qdd + aC
         return qdd, ok, ratio
+
+
+def _definite(M):
+    """Which of the stacked mass matrices ``M`` (shape (G, n, n)) are clearly positive definite, and ``M`` made safe.
+
+    The test of :func:`udk_notebooks.core.cholesky_or_none` (a Cholesky pivot
+    squared above ``RANK_RTOL`` times the largest diagonal entry), with a
+    margin of ten: a matrix that fails it, or that is not finite, is replaced
+    by the identity, and its member goes to the single-run solver, which
+    refuses an indefinite ``M`` and treats a singular one as ``simulate``
+    does (a mass matrix that depends on the coordinates can lose rank or sign
+    along a run, e.g. ``m1 (1 + x^2)`` with ``m1 < 0`` or polar coordinates
+    through the origin).
+    """
+    n = M.shape[-1]
+    finite = np.isfinite(M).all(axis=(1, 2))
+    safe = np.where(finite[:, None, None], M, np.eye(n))
+    diagonal = np.abs(np.diagonal(safe, axis1=1, axis2=2)).max(axis=1, initial=0.0)
+    try:
+        pivots = np.diagonal(np.linalg.cholesky(safe), axis1=1, axis2=2).min(axis=1, initial=np.inf) ** 2
+        ok = finite & (pivots > 10 * RANK_RTOL * diagonal)
+    except np.linalg.LinAlgError:  # some member's M is not positive definite: find which
+        eig = np.linalg.eigvalsh(safe)
+        ok = finite & (eig[:, 0] > 10 * RANK_RTOL * np.abs(eig).max(axis=1, initial=0.0))
+    if not ok.all():
+        safe = np.where(ok[:, None, None], safe, np.eye(n))
+    return ok, safe
 
 
 def _dot(u, v):

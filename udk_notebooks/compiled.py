@@ -35,7 +35,7 @@ import numpy as np
 import sympy as sm
 
 from ._checks import finite_float, check_vector
-from .core import Motion, cholesky_or_none, solve
+from .core import Motion, cholesky_or_none, scale_rows, solve
 from .errors import PainleveParadoxError
 from .kernels import diagonal_kernel
 from .model import TIME, Model
@@ -496,6 +496,9 @@ class CompiledModel:
         M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
         if correction is not None:
             b = b + correction
+        # Rows of one size, as udwadia_kalaba gives them to the solver: its rank decisions are relative to
+        # the largest row, so a constraint written in other units (or times 1e10) must not hide the rest.
+        A, b = scale_rows(A, b)
         symbolic_C = C if self.has_nonideal else None
         if not modes:
             return solve(M, Q, A, b, symbolic_C, factor=factor), _NO_RATIOS, normals

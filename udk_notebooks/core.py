@@ -283,6 +283,24 @@ class _Units:
             return _finite_or_raise(np.ldexp(x, self.e_force), what)
 
 
+def scale_rows(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``A q'' = b`` with each row divided by the power of two that brings its largest entry into [1, 2).
+
+    The rows of ``A`` and ``b`` may be stacked: ``A`` of shape (..., m, n) and
+    ``b`` of shape (..., m). Dividing a row and its right-hand side by the same
+    number changes neither the solution set nor ``A^T lam`` (only the
+    multipliers, inversely), and a power of two changes no digit; but every
+    rank and conditioning decision of :func:`solve` is relative to the largest
+    row, so it must see rows of one size, as :func:`udwadia_kalaba` gives it
+    (a constraint in metres beside one in astronomical units, or one row
+    multiplied by 1e10, would otherwise hide the others). A zero row is kept.
+    """
+    size = np.abs(A).max(axis=-1, initial=0.0)
+    _, exponent = np.frexp(size)  # size = f 2^e with f in [0.5, 1)
+    shift = np.where(size > 0, exponent - 1, 0)  # a zero (or non-finite) row stays as it is
+    return np.ldexp(A, -shift[..., None]), np.ldexp(b, -shift)
+
+
 def _exponent(x: float) -> int:
     """``e`` with ``2^(e-1) <= x < 2^e`` (0 for ``x = 0``)."""
     return math.frexp(float(x))[1] - 1 if x > 0 else 0

@@ -13,7 +13,12 @@ initial state), that diverge (``simulate``'s :data:`DIVERGENCE_FACTOR` rule on
 the state and on the residuals, at the same sample) or whose equation of
 motion fails are reported per member in :attr:`SweepResult.status`,
 ``message`` and ``stopped_at``; their rows hold NaN from the point where they
-stopped, never a silent NaN with status "ok".
+stopped, never a silent NaN with status "ok". A member whose motion fails in
+the batch (a mass matrix that stops being positive definite, an overflow, a
+friction law without solution) is run alone by ``simulate``, whose outcome it
+takes, so a member's status and message do not depend on the path. A sweep
+whose output would pass ``simulate``'s ``MEMORY_LIMIT`` is refused before it
+allocates anything.
 
 The adaptive methods (each run has its own steps: no common grid),
 :class:`~udk_notebooks.stabilization.GainMatrix` gains and contacts with their
@@ -34,7 +39,7 @@ from ._checks import as_finite_array
 from ._threads import single_blas_thread
 from .batch import Batch, Messages, initial_modes, integrate, refusals
 from .errors import SimulationError
-from .simulation import DIVERGENCE_FACTOR, FIXED_STEP_METHODS, _compiled, simulate
+from .simulation import DIVERGENCE_FACTOR, FIXED_STEP_METHODS, MEMORY_LIMIT, _compiled, check_constraint_tol, simulate
 from .stabilization import Baumgarte
 
 __all__ = ["REGIMES", "SweepResult", "parameter_grid", "stability_map", "stick_slip_map", "sweep"]
@@ -72,7 +77,9 @@ class SweepResult:
         ``"diverged"`` (stopped at ``stopped_at`` as ``simulate`` stops it, by
         :data:`~udk_notebooks.simulation.DIVERGENCE_FACTOR`); or ``"failed"``
         (the equation of motion or the friction law failed at ``stopped_at``,
-        where a single run raises).
+        where a single run raises a SimulationError; the samples before are
+        kept); or ``"singular"`` (``simulate`` stopped it before a singular
+        configuration: members it had to decide alone, or runs member by member).
     message : sequence of str
         Why a member was refused, diverged or failed (empty for "ok"). A
         refused gain's message is written when it is first read.
@@ -195,7 +202,18 @@ def sweep(
     SweepResult
         Members in the order given; each equals ``simulate(model, t_span,
         q0_i, qd0_i, params=params_i, stabilization=stab_i, ...)`` to rounding,
-        including where a member stops as diverged.
+        including where a member stops as diverged, and has its status and
+        message ("refused" where ``simulate`` raises before it starts,
+        "failed" where it raises a SimulationError). A sweep in which every
+        member was refused or failed is returned like any other.
+
+    Raises
+    ------
+    ValueError
+        For arguments ``simulate`` would refuse for every member (a bad
+        ``constraint_tol``, ``t_span`` or ``step``), and when the output (``q``,
+        ``q'`` and residuals of every member at every sample) would exceed
+        :data:`~udk_notebooks.simulation.MEMORY_LIMIT`.
 
     Notes
     -----
@@ -223,7 +241,11 @@ def sweep(
         and all(rows is None for rows in cm.model.friction_normals)
         and all(cm.reaction_free)  # N = |F^L| is the normal force only where A M^-1 C = 0 (else simulate refuses)
     )
+    if "constraint_tol" in simulate_options:  # refused for the whole sweep, with simulate's message
+        check_constraint_tol(simulate_options["constraint_tol"])
     if not batched:
+        if method in FIXED_STEP_METHODS or simulate_options.get("t_eval") is not None:
+            _check_memory(cm, B, _one_by_one_samples(t_span, method, step, simulate_options))
         return _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, simulate_options)
     t_span = as_finite_array(t_span, "t_span", 1)
     if t_span.shape != (2,) or not t_span[1] > t_span[0]:
@@ -232,9 +254,10 @@ def sweep(
     step = (tf - t0) / 1000 if step is None else float(step)
     if not (np.isfinite(step) and step > 0):
         raise ValueError(f"`step` must be a positive number; got {step!r}")
-    tol = float(simulate_options.get("constraint_tol", 1e-9))
+    tol = check_constraint_tol(simulate_options.get("constraint_tol", 1e-9))
     max_switches = int(simulate_options.get("max_switches", 1000))
     count = max(1, int(round((tf - t0) / step)))
+    _check_memory(cm, B, count + 1)
     grid = t0 + (tf - t0) * np.arange(count + 1) / count
 
     P = np.array([cm.parameters(p) for p in params])
@@ -260,26 +283,25 @@ def sweep(
         run = integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar)
     if bar is not None:
         bar.close()
-    return _result(cm, batch, grid, run, y0, limit, status, message, members)
+    result = _result(cm, batch, grid, run, y0, limit, status, message, members)
+    # A member whose motion failed in the batch is run alone: simulate decides its outcome (refused at the
+    # start, failed part-way with its own message, or stopped at a singular configuration), so a member's
+    # status and message never depend on the path (the stacked solver hands such members over already).
+    for i in np.flatnonzero(result.status == "failed"):
+        _replace_member(result, int(i), _single_outcome(cm, t_span, q0[i], qd0[i], params[i], stabs[i], method,
+                                                        step, simulate_options))
+    return result
 
 
 
 def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepResult:
     """Residuals of every reached sample, ``simulate``'s residual stop, and the per-member summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
-    steps = run.states  # (N, B, 2n)
-    # every sample in one evaluation: rows of shape (N, B), parameters (1, B), times (N, 1); NaN stays NaN
-    terms = cm.terms_batch(grid[:, None], [steps[:, :, j] for j in range(n)],
-                           [steps[:, :, n + j] for j in range(n)], [P[None, :] for P in batch.P.T])
-    E, nh = len(cm.nonzero), cm.n_holonomic
-    phi = np.empty((nh, N, B))
-    vel = np.empty((cm.m, N, B))
-    for j, value in enumerate(terms[E : E + nh]):
-        phi[j] = value
-    for j, value in enumerate(terms[E + nh : E + nh + cm.m]):
-        vel[j] = value
-    states = np.ascontiguousarray(steps.transpose(1, 0, 2))  # (B, N, 2n)
-    phi, vel = np.ascontiguousarray(phi.transpose(2, 1, 0)), np.ascontiguousarray(vel.transpose(2, 1, 0))
+    # The stepped states (N, B, 2n) in the per-member layout (B, N, 2n); the stepped copy is dropped at once, so
+    # that the peak stays near twice the output (benchmarks/sweep_memory.py).
+    states = np.ascontiguousarray(run.states.transpose(1, 0, 2))
+    run.states = None
+    phi, vel = _residuals(cm, batch.P, grid, states)
     done = np.isfinite(states[:, :, 0])  # a sample is all numbers (reached) or all NaN
     phi[~done] = vel[~done] = np.nan
     stopped_at = np.full(B, np.nan)
@@ -323,6 +345,37 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
                        modes=modes, mode_times=mode_times)
 
 
+RESIDUAL_BLOCK = 2**18
+"""Samples (member times time) whose residuals :func:`_residuals` evaluates at once: temporaries stay small."""
+
+
+def _residuals(cm, P, grid, states) -> tuple[np.ndarray, np.ndarray]:
+    """``phi`` and ``(phi', psi)`` at every sample, shapes (B, N, m_h) and (B, N, m); NaN stays NaN.
+
+    Evaluated a block of members at a time (the lambdified functions
+    broadcast rows of shape (members, N) against parameters (members, 1) and
+    times (1, N)), so the intermediate arrays stay near :data:`RESIDUAL_BLOCK`
+    samples however large the sweep.
+    """
+    B, N, _ = states.shape
+    n, nh, m = cm.n, cm.n_holonomic, cm.m
+    phi, vel = np.empty((B, N, nh)), np.empty((B, N, m))
+    per_block = max(1, RESIDUAL_BLOCK // max(N, 1))
+    for lo in range(0, B, per_block):
+        rows = slice(lo, min(lo + per_block, B))
+        block = states[rows]
+        q_rows = [block[:, :, j] for j in range(n)]
+        qd_rows = [block[:, :, n + j] for j in range(n)]
+        p_rows = [column[rows, None] for column in P.T]
+        if nh:
+            for j, value in enumerate(cm.phi(grid[None, :], q_rows, p_rows)):
+                phi[rows, :, j] = value
+        if m:
+            for j, value in enumerate(cm.velocity_constraints(grid[None, :], q_rows, qd_rows, p_rows)):
+                vel[rows, :, j] = value
+    return phi, vel
+
+
 def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, options) -> SweepResult:
     """One :func:`simulate` per member (adaptive methods, GainMatrix gains, other options), outcomes per member.
 
@@ -336,58 +389,112 @@ def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, opti
     stopped_at = np.full(B, np.nan)
     bar = _progress(B, progress and B > 20)
     for i in range(B):
-        try:
-            run = simulate(cm, t_span, q0[i], qd0[i], method=method, step=step, params=params[i],
-                           stabilization=stabs[i], **options)
-            runs.append(run)
-            if run.status != "ok":
-                status[i], message[i], stopped_at[i] = run.status, run.stop_reason, run.stop_time
-        except SimulationError as exc:
-            runs.append(None)
-            status[i], message[i], stopped_at[i] = "failed", str(exc), exc.time
-        except (ValueError, RuntimeError) as exc:
-            runs.append(None)
-            status[i], message[i] = "refused", str(exc)
+        run, status[i], message[i], stopped_at[i] = _single_outcome(cm, t_span, q0[i], qd0[i], params[i], stabs[i],
+                                                                    method, step, options)
+        runs.append(run)
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
-    ok = [r for r in runs if r is not None]
-    if not ok:
-        raise ValueError("every member of the sweep was refused or failed; first reason: " + message[0])
     # Friction switches add output times per member. Fixed-step runs share the step grid (every run
     # holds those samples exactly); adaptive runs are sampled at `t_eval` or the first run's times.
     if method in FIXED_STEP_METHODS:
-        t0, tf = map(float, t_span)
-        count = max(1, int(round((tf - t0) / (step if step is not None else (tf - t0) / 1000))))
-        t = t0 + (tf - t0) * np.arange(count + 1) / count
+        t = _fixed_grid(t_span, step)
+    elif options.get("t_eval") is not None:
+        t = np.asarray(options["t_eval"], dtype=float)
     else:
-        t = np.asarray(options.get("t_eval", ok[0].t), dtype=float)
+        first = next((r for r in runs if r is not None), None)  # none at all when every member was refused
+        t = np.asarray(t_span, dtype=float)[:1] if first is None else first.t
     N = t.size
-
-    def stacked(field, width):
-        out = np.full((B, N, width), np.nan)
-        for i, r in enumerate(runs):
-            if r is None or not r.t.size:
-                continue
-            values = getattr(r, field).reshape(r.t.size, width)
-            at = np.clip(np.searchsorted(r.t, t), 0, r.t.size - 1)
-            exact = r.t[at] == t
-            if exact.all() or (exact | (t > r.t[-1])).all():  # the run's own samples (NaN after it stopped)
-                out[i, exact] = values[at[exact]]
-            else:
-                reached = t <= r.t[-1]
-                out[i, reached] = np.array([np.interp(t[reached], r.t, values[:, j]) for j in range(width)]).T
-        return out
-
     P = [cm.parameters(p) for p in params]
     members = [dict(zip(cm.parameter_names, p.tolist()), stabilization=s) for p, s in zip(P, stabs)]
+    widths = {"q": cm.n, "qd": cm.n, "position_residual": cm.n_holonomic, "velocity_residual": cm.m}
+    fields = {name: np.stack([_on_times(r, name, width, t) for r in runs]) if B else np.zeros((0, N, width))
+              for name, width in widths.items()}
     return SweepResult(
-        t, stacked("q", cm.n), stacked("qd", cm.n), stacked("position_residual", cm.n_holonomic),
-        stacked("velocity_residual", cm.m), status, message, stopped_at, members,
-        modes=[None if r is None else r.modes for r in runs], runs=runs,
+        t, fields["q"], fields["qd"], fields["position_residual"], fields["velocity_residual"], status, message,
+        stopped_at, members, modes=[None if r is None else r.modes for r in runs], runs=runs,
         mode_times=[None if r is None else r.t for r in runs],
     )
+
+
+def _on_times(run, field: str, width: int, t: np.ndarray) -> np.ndarray:
+    """A run's ``field`` at the times ``t``, shape (N, width): its own samples where it has them, NaN after its end."""
+    out = np.full((t.size, width), np.nan)
+    if run is None or not run.t.size:
+        return out
+    values = getattr(run, field).reshape(run.t.size, width)
+    at = np.clip(np.searchsorted(run.t, t), 0, run.t.size - 1)
+    exact = run.t[at] == t
+    if exact.all() or (exact | (t > run.t[-1])).all():  # the run's own samples (NaN after it stopped)
+        out[exact] = values[at[exact]]
+    else:
+        reached = t <= run.t[-1]
+        out[reached] = np.array([np.interp(t[reached], run.t, values[:, j]) for j in range(width)]).T
+    return out
+
+
+def _single_outcome(cm, t_span, q0, qd0, params, stabilization, method, step, options):
+    """One member through :func:`simulate`: ``(trajectory or None, status, message, stopped_at)``.
+
+    ``"refused"`` when ``simulate`` raises before it starts (a ValueError or
+    RuntimeError: an inconsistent start, an unstable gain, a friction contact
+    that no law can start); ``"failed"`` when it raises a SimulationError
+    part-way (the samples before are kept, as the error carries them);
+    otherwise the run's own status (``"ok"``, ``"diverged"``, ``"singular"``).
+    """
+    try:
+        run = simulate(cm, t_span, q0, qd0, method=method, step=step, params=params, stabilization=stabilization,
+                       **options)
+    except SimulationError as exc:
+        return exc.trajectory, "failed", str(exc), exc.time
+    except (ValueError, RuntimeError) as exc:
+        return None, "refused", str(exc), np.nan
+    if run.status == "ok":
+        return run, "ok", "", np.nan
+    return run, run.status, run.stop_reason, run.stop_time
+
+
+def _replace_member(result: SweepResult, i: int, outcome) -> None:
+    """Member ``i`` of a batched result from its single run's outcome (see :func:`_single_outcome`)."""
+    run, result.status[i], result.message[i], result.stopped_at[i] = outcome
+    for name in ("q", "qd", "position_residual", "velocity_residual"):
+        target = getattr(result, name)
+        target[i] = _on_times(run, name, target.shape[2], result.t)
+    if result.modes is not None:
+        result.modes[i] = None if run is None else run.modes
+        result.mode_times[i] = None if run is None else run.t
+
+
+def _fixed_grid(t_span, step) -> np.ndarray:
+    """``simulate``'s fixed-step grid for this span and step (default: 1000 steps)."""
+    t0, tf = map(float, t_span)
+    count = max(1, int(round((tf - t0) / (step if step is not None else (tf - t0) / 1000))))
+    return t0 + (tf - t0) * np.arange(count + 1) / count
+
+
+def _one_by_one_samples(t_span, method, step, options) -> int:
+    """Samples per member of a member-by-member sweep (the fixed-step grid, or ``t_eval``)."""
+    if options.get("t_eval") is not None:
+        return len(np.atleast_1d(options["t_eval"]))
+    return _fixed_grid(as_finite_array(t_span, "t_span", 1), None if step is None else float(step)).size
+
+
+def _check_memory(cm, members: int, samples: int) -> None:
+    """Refuse a sweep whose output would not fit in ``simulate``'s :data:`MEMORY_LIMIT`, before allocating it.
+
+    The output holds, per member and sample, ``q``, ``q'`` and the residuals
+    (``2 n + m_h + m`` numbers); the batch peaks at about twice that while it
+    turns the stepped states into the per-member layout
+    (``benchmarks/sweep_memory.py`` measures it).
+    """
+    per_sample = 8 * (2 * cm.n + cm.n_holonomic + cm.m)
+    need = float(members) * float(samples) * per_sample
+    if need > MEMORY_LIMIT:
+        raise ValueError(
+            f"the sweep's output ({members} members x {samples} samples) needs about {need / 2**30:.1f} GiB "
+            f"(limit {MEMORY_LIMIT / 2**30:.0f} GiB, as for simulate): take a larger `step`, fewer members "
+            "(`params`), or a shorter `t_span`")
 
 
 # -- maps for the lessons --------------------------------------------------------------
