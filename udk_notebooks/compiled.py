@@ -498,7 +498,11 @@ class CompiledModel:
             b = b + correction
         # Rows of one size, as udwadia_kalaba gives them to the solver: its rank decisions are relative to
         # the largest row, so a constraint written in other units (or times 1e10) must not hide the rest.
+        size = np.abs(A).max(axis=1, initial=0.0)
         A, b = scale_rows(A, b)
+        # Each row's multiplier grows by the factor its row shrank; a contact's gap-row multiplier is its
+        # normal force only in the row's own units, so the contact solver multiplies the multipliers back.
+        unit = np.where(size > 0, np.abs(A).max(axis=1, initial=0.0) / np.where(size > 0, size, 1.0), 1.0)
         symbolic_C = C if self.has_nonideal else None
         if not modes:
             return solve(M, Q, A, b, symbolic_C, factor=factor), _NO_RATIOS, normals
@@ -510,7 +514,7 @@ class CompiledModel:
             first = len(modes) - self.n_contacts
             gone = sorted(model.contact_rows[i - first] for i in range(first, len(modes)) if modes[i] == OPEN)
             if gone:
-                A, b = np.delete(A, gone, axis=0), np.delete(b, gone)
+                A, b, unit = np.delete(A, gone, axis=0), np.delete(b, gone), np.delete(unit, gone)
                 normal_rows = [None if rows is None or rows[0] in gone else
                                tuple(r - sum(g < r for g in gone) for r in rows) for rows in normal_rows]
         m_now = A.shape[0]
@@ -519,13 +523,14 @@ class CompiledModel:
         if stuck:
             A = np.vstack([A, data[stuck, 4:]])
             b = np.concatenate([b, -data[stuck, 1]])
+            unit = np.concatenate([unit, np.ones(len(stuck))])
 
         if self.n_contacts:
             holding = []
 
             def nonideal(ideal):
                 return self._contact_friction(M, Q, A, b, factor, ideal, symbolic_C, data, modes, normal_rows,
-                                              m_now, ratios, normals, (t, q, qd), holding)
+                                              m_now, ratios, normals, (t, q, qd), holding, unit)
 
             motion = solve(M, Q, A, b, nonideal, factor=factor)
             if holding:  # static friction is a constraint force that friction, not geometry, supplies
@@ -642,7 +647,7 @@ class CompiledModel:
         return cache["reaction_free"]
 
     def _contact_friction(self, M, Q, A, b, factor, ideal, fixed, data, modes, normal_rows, m_now, ratios, normals,
-                          where, holding) -> np.ndarray:
+                          where, holding, unit) -> np.ndarray:
         """The nonideal vector ``C`` of :class:`~udk_notebooks.contacts.Contact` entries; fills ratios and normals.
 
         The reaction of the constraints is ``A^T lambda = F^L + F^C - C``
@@ -656,7 +661,10 @@ class CompiledModel:
         ``e_j = -mu_j sgn(s_j) ds_j/dq'`` (``|N_j| e_j`` when bilateral). With
         ``a`` and ``B`` the rows of ``lambda_0`` and ``Lambda`` at the sliding
         contacts' gap rows, their normal forces solve ``(I - B) N = a``
-        (:meth:`_sliding_normals`).
+        (:meth:`_sliding_normals`). ``A`` comes with its rows scaled by
+        powers of two (:func:`~udk_notebooks.core.scale_rows`); ``unit[i]`` is
+        the factor row ``i`` was multiplied by, and multiplying its multiplier
+        by the same factor gives it back in the row's own units (newtons).
         """
         base = np.zeros(self.n) if fixed is None else fixed.copy()
 
@@ -668,13 +676,15 @@ class CompiledModel:
         units = [-data[i, 2] * modes[i] * data[i, 4:] for i in rough]
         columns = np.column_stack([ideal + (reaction(base) if np.any(base) else 0.0)] + [reaction(e) for e in units])
         lam, _, rank, _ = np.linalg.lstsq(A.T, columns, rcond=None)
+        lam = lam * unit[:, None]  # multipliers of the rows in their own units: N in newtons
         if rank < A.shape[0]:
             try:
                 self._check_normals_determined(A, normal_rows, rank)
             except ValueError:
                 if rough:
                     raise
-                return self._held_indeterminate(A, columns[:, 0], base, data, modes, normal_rows, m_now, ratios)
+                return self._held_indeterminate(A / unit[:, None], columns[:, 0], base, data, modes, normal_rows,
+                                                m_now, ratios)
         rows = [normal_rows[i][0] for i in rough]
         bilateral = [not self.model.contacts[i - first].unilateral for i in rough]
         N = self._sliding_normals(lam[rows, 0], lam[rows, 1:], bilateral, [i - first for i in rough], where)
