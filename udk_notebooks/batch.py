@@ -31,6 +31,7 @@ import numpy as np
 
 from .compiled import HOLD_RTOL, STICK_SPEED
 from .core import GRAM_RCOND, RANK_RTOL, scale_rows
+from .singular import SINGULAR_RTOL
 from .simulation import _check_initial, _runaway, _stick_velocity
 from .stabilization import check_gain, stability
 
@@ -234,11 +235,16 @@ class _View:
             return self.inverse[sel] @ X
         ok, M = _definite(M[sel])
         out = np.linalg.solve(M, X)
-        if not ok.all():  # those members take the single-run solver, which refuses them or decides at the edge
+        if not ok.all():  # near-singular or indefinite: simulate decides the member's run (its monitor included)
             out[~ok] = np.nan
+            t = self._now
+            for i in np.arange(len(self.rows))[sel][~ok]:
+                self.failures.setdefault(int(self.rows[i]), (float(t if np.ndim(t) == 0 else t[i]),
+                                                            "mass matrix near singular or not definite"))
         return out
 
     def evaluate(self, t, y):
+        self._now = t  # the stage time(s), for the members :meth:`_mass_solve` hands over
         cm, n, m, nh = self.cm, self.cm.n, self.cm.m, self.cm.n_holonomic
         L = y.shape[0]
         yt = y.T
@@ -431,14 +437,16 @@ class _View:
 def _definite(M):
     """Which of the stacked mass matrices ``M`` (shape (G, n, n)) are clearly positive definite, and ``M`` made safe.
 
-    The test of :func:`udk_notebooks.core.cholesky_or_none` (a Cholesky pivot
-    squared above ``RANK_RTOL`` times the largest diagonal entry), with a
-    margin of ten: a matrix that fails it, or that is not finite, is replaced
-    by the identity, and its member goes to the single-run solver, which
-    refuses an indefinite ``M`` and treats a singular one as ``simulate``
-    does (a mass matrix that depends on the coordinates can lose rank or sign
-    along a run, e.g. ``m1 (1 + x^2)`` with ``m1 < 0`` or polar coordinates
-    through the origin).
+    A Cholesky pivot must be above ``SINGULAR_RTOL`` times the square root of
+    the largest diagonal entry (the relative singular value of ``M^(1/2)`` at
+    which ``simulate``'s singular-configuration monitor stops a run): a
+    matrix that fails it, or that is not finite, is replaced by the
+    identity, and its member is handed to ``simulate``, which refuses an
+    indefinite ``M``, stops at a singular one, or runs on where the monitor
+    finds nothing (a mass matrix that depends on the coordinates can lose
+    rank or sign along a run, e.g. ``m1 (1 + x^2)`` with ``m1 < 0`` or polar
+    coordinates through the origin). Members whose mass ratio is that large
+    everywhere run one by one: slower, never different.
     """
     n = M.shape[-1]
     finite = np.isfinite(M).all(axis=(1, 2))
@@ -446,10 +454,10 @@ def _definite(M):
     diagonal = np.abs(np.diagonal(safe, axis1=1, axis2=2)).max(axis=1, initial=0.0)
     try:
         pivots = np.diagonal(np.linalg.cholesky(safe), axis1=1, axis2=2).min(axis=1, initial=np.inf) ** 2
-        ok = finite & (pivots > 10 * RANK_RTOL * diagonal)
+        ok = finite & (pivots > SINGULAR_RTOL**2 * diagonal)
     except np.linalg.LinAlgError:  # some member's M is not positive definite: find which
         eig = np.linalg.eigvalsh(safe)
-        ok = finite & (eig[:, 0] > 10 * RANK_RTOL * np.abs(eig).max(axis=1, initial=0.0))
+        ok = finite & (eig[:, 0] > SINGULAR_RTOL**2 * np.abs(eig).max(axis=1, initial=0.0))
     if not ok.all():
         safe = np.where(ok[:, None, None], safe, np.eye(n))
     return ok, safe

@@ -88,7 +88,7 @@ def _identically_zero(expr, compiled) -> bool:
     expr = sm.sympify(expr)
     if expr == 0:
         return True
-    _, _, _, replace = _numeric_symbols(compiled.model)
+    *_, replace = _numeric_symbols(compiled.model)
     plain = expr.xreplace(replace)
     symbols = sorted(plain.free_symbols, key=str)
     rng = np.random.default_rng(18)
