@@ -427,3 +427,14 @@ def test_fully_constrained_coordinate_at_any_scale(mass, force, row, rhs):
         assert qdd == pytest.approx(10.0**power, rel=1e-12)
     else:  # the answer itself is subnormal or underflows: the nearest double, to the subnormal spacing
         assert qdd == pytest.approx(10.0**power, abs=1e-322)
+
+
+def test_r14_sweep_with_shadowing_parameter_names():
+    """r14: the batched sweep (its own generated functions) sees the renamed parameter too."""
+    from udk_notebooks.sweep import sweep
+
+    result = sweep(_line_model("pi"), (0, 0.2), [0.3], [0.1], params=[{"pi": 2.0}, {"pi": 5.0}], step=1e-3,
+                   progress=False)
+    for i, k in enumerate((2.0, 5.0)):
+        single = udk.simulate(_line_model("k", k), (0, 0.2), [0.3], [0.1], method="rk4", step=1e-3)
+        np.testing.assert_allclose(result.q[i], single.q, rtol=1e-12, atol=1e-14)
