@@ -239,11 +239,13 @@ def test_r18_satellite_orbit_in_si_units():
 # -- lagrange_multipliers refuses what udwadia_kalaba refuses ----------------------------------------------------
 def test_lagrange_multipliers_massless_contradictory_rows_refused():
     """Issue 22: with M = 0 the consistency test divided by max|M| = 0 and accepted contradictory rows."""
-    A, b = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([1.0, 0.0, 2.0])
-    with pytest.raises(udk.InconsistentConstraintsError):
-        udk.udwadia_kalaba(np.zeros((2, 2)), [0.0, 0.0], A, b)
-    with pytest.raises(udk.InconsistentConstraintsError):
-        udk.lagrange_multipliers(np.zeros((2, 2)), [0.0, 0.0], A, b)
+    for A, b in ((np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([1.0, 0.0, 2.0])),
+                 (np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 2.0, 0.0]))):  # was [1.5, 0]
+        with pytest.raises(udk.InconsistentConstraintsError):
+            udk.udwadia_kalaba(np.zeros((2, 2)), [0.0, 0.0], A, b)
+        with pytest.raises(udk.InconsistentConstraintsError):
+            udk.lagrange_multipliers(np.zeros((2, 2)), [0.0, 0.0], A, b)
+    A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     # consistent rows with M = 0 determine q'' by the constraints alone: both routes agree
     b = np.array([1.0, 0.5, 1.5])
     np.testing.assert_allclose(udk.lagrange_multipliers(np.zeros((2, 2)), [0.0, 0.0], A, b)[0], [1.0, 0.5])
