@@ -239,11 +239,13 @@ def test_r18_satellite_orbit_in_si_units():
 # -- lagrange_multipliers refuses what udwadia_kalaba refuses ----------------------------------------------------
 def test_lagrange_multipliers_massless_contradictory_rows_refused():
     """Issue 22: with M = 0 the consistency test divided by max|M| = 0 and accepted contradictory rows."""
-    A, b = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([1.0, 0.0, 2.0])
-    with pytest.raises(udk.InconsistentConstraintsError):
-        udk.udwadia_kalaba(np.zeros((2, 2)), [0.0, 0.0], A, b)
-    with pytest.raises(udk.InconsistentConstraintsError):
-        udk.lagrange_multipliers(np.zeros((2, 2)), [0.0, 0.0], A, b)
+    for A, b in ((np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([1.0, 0.0, 2.0])),
+                 (np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 2.0, 0.0]))):  # was [1.5, 0]
+        with pytest.raises(udk.InconsistentConstraintsError):
+            udk.udwadia_kalaba(np.zeros((2, 2)), [0.0, 0.0], A, b)
+        with pytest.raises(udk.InconsistentConstraintsError):
+            udk.lagrange_multipliers(np.zeros((2, 2)), [0.0, 0.0], A, b)
+    A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     # consistent rows with M = 0 determine q'' by the constraints alone: both routes agree
     b = np.array([1.0, 0.5, 1.5])
     np.testing.assert_allclose(udk.lagrange_multipliers(np.zeros((2, 2)), [0.0, 0.0], A, b)[0], [1.0, 0.5])
@@ -269,3 +271,172 @@ def test_r19_huge_gain_is_an_unstable_gain_not_an_overflow(method, beta):
         assert run.status == "diverged"
     except udk.SimulationError as exc:
         assert "t = " in str(exc)
+
+
+# -- r16 and the pattern-kernel path of motion(): every route names the bad argument ------------------------
+@pytest.fixture(scope="module")
+def pendulum():
+    from udk_notebooks.examples import chain
+
+    model = chain.cartesian_pendulum()
+    return model, *chain.pendulum_initial_state(1.0)
+
+
+@pytest.mark.parametrize("value", ["abc", None, 1j, np.array([1.0, 2.0]), [9.81], True, math.nan, math.inf])
+def test_motion_parameter_values_are_checked_by_name(pendulum, value):
+    """Issue 22: ``motion(g='abc')``, ``g=None``, ``g=1j``, ``g=`` an array gave raw conversion errors."""
+    model, q0, qd0 = pendulum
+    with pytest.raises(ValueError, match=r"parameter `g` must be a finite real number"):
+        model.compile().motion(0.0, q0, qd0, g=value)
+    with pytest.raises(ValueError, match=r"parameter `g` must be a finite real number"):
+        udk.simulate(model, (0, 1), q0, qd0, params={"g": value})
+
+
+def test_motion_zero_dimensional_parameter_is_a_number(pendulum):
+    """A 0-d array is a number: ``g = np.array(9.81)`` is the default's motion."""
+    model, q0, qd0 = pendulum
+    cm = model.compile()
+    np.testing.assert_array_equal(cm.motion(0.0, q0, qd0, g=np.array(9.81)).qdd, cm.motion(0.0, q0, qd0).qdd)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda cm, q0, qd0: cm.motion(0.0, q0, None), r"`qd` must be"),
+    (lambda cm, q0, qd0: cm.motion(0.0, None, qd0), r"`q` must be"),
+    (lambda cm, q0, qd0: cm.motion(0.0, q0, qd0, stabilization="baumgarte"), r"`stabilization` must be a Baumgarte"),
+    (lambda cm, q0, qd0: udk.simulate(cm, (0, 1), q0, qd0, method="DOP853", stabilization="baumgarte"),
+     r"`stabilization` must be a Baumgarte"),
+    (lambda cm, q0, qd0: udk.simulate(cm, (0, 1), q0, qd0, params=[1.0]), r"`params` must be a dict"),
+    (lambda cm, q0, qd0: udk.simulate(cm, (0, 1), q0, qd0, max_switches="a"), r"`max_switches` must be"),
+    (lambda cm, q0, qd0: udk.simulate(cm, (0, 1), q0, qd0, max_switches=-1), r"`max_switches` must be"),
+])
+def test_every_route_names_the_bad_argument(pendulum, call, message):
+    """Issue 22: qd=None gave an AttributeError, a string stabilization one with adaptive methods."""
+    model, q0, qd0 = pendulum
+    with pytest.raises(ValueError, match=message):
+        call(model.compile(), q0, qd0)
+
+
+def _sweep(model, q0, qd0, **options):
+    from udk_notebooks.sweep import sweep
+
+    return sweep(model, (0, 1), q0, qd0, step=0.01, progress=False, **options)
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(params={"m": [1.0, 2.0]}), r"`params`.*`m`.*parameter_grid"),
+    (dict(params=[1.0, 2.0]), r"`params\[0\]` must be a dict"),
+    (dict(params={"m": None}), r"parameter `m` must be a finite real number"),
+    (dict(params=[{"m": 1.0}, {"m": 2.0}], method="rk5"), r"`method` must be one of"),
+])
+def test_r16_sweep_arguments_named(pendulum, options, message):
+    """r16: a grid given as a dict, params that are not dicts, a bad method: refused up front, by name."""
+    model, q0, qd0 = pendulum
+    with pytest.raises(ValueError, match=message):
+        _sweep(model, q0, qd0, **options)
+
+
+def test_r16_sweep_state_shapes_named(pendulum):
+    """r16: q0 of the wrong length or member count gave numpy's broadcast error."""
+    model, q0, qd0 = pendulum
+    two = [{"m": 1.0}, {"m": 2.0}]
+    with pytest.raises(ValueError, match=r"`q0` must have shape \(2,\) or \(2, 2\).*got shape \(3, 2\)"):
+        _sweep(model, np.array([q0, q0, q0]), qd0, params=two)
+    with pytest.raises(ValueError, match=r"`q0` must have shape \(2,\) or \(B, 2\).*got shape \(3,\)"):
+        _sweep(model, [0.0, 0.0, 1.0], [0.0, 0.0, 0.0])
+
+
+def test_r16_simulate_parameter_none(pendulum):
+    model, q0, qd0 = pendulum
+    with pytest.raises(ValueError, match=r"parameter `m` must be a finite real number; got None"):
+        udk.simulate(model, (0, 1), q0, qd0, params={"m": None})
+
+
+def test_r16_friction_entry_that_is_not_a_contact():
+    """r16: ``friction=["x'"]`` gave an AttributeError from inside Model."""
+    with pytest.raises(ValueError, match=r"`friction\[0\]` must be a CoulombFriction"):
+        udk.Model([x, y], kinetic_energy=(x.diff() ** 2 + y.diff() ** 2) / 2, holonomic=[y], friction=["x'"])
+
+
+def test_r16_model_that_cannot_be_evaluated_names_state_and_parameters():
+    """r16: ``sqrt(-k)`` with k = 1 gave a bare "math domain error" from generated code."""
+    k = sm.Symbol("k")
+    model = udk.Model([x], kinetic_energy=x.diff() ** 2 / 2, potential_energy=sm.sqrt(-k) * x, parameters={k: 1.0})
+    with pytest.raises(ValueError, match=r"cannot be evaluated at t = 0, q = \[0\.5\].*k = 1.*math domain error"):
+        model.compile().motion(0.0, [0.5], [0.0])
+    with pytest.raises(ValueError, match=r"cannot be evaluated .*k = 1"):
+        model.compile().motion(0.0, [0.5], [0.0], k=1.0)
+    assert model.compile().motion(0.0, [0.5], [0.0], k=-4.0).qdd[0] == pytest.approx(-2.0)
+
+
+# -- r15: the growing-circle explorer does not offer R0 = 0 ------------------------------------------------
+def test_r15_growing_circle_explorer_offers_only_positive_radii():
+    """r15: R0 = 0 (a circle of zero radius at t = 0, where every run starts) was offered and always errored."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from udk_notebooks.widgets import GrowingCircleExplorer
+
+    explorer = GrowingCircleExplorer(samples=21)
+    try:
+        low = explorer.controls["R0"].min
+        assert low > 0
+        explorer.set(R0=low, horizon=1.0)
+        assert explorer.error == ""
+        trajectory = explorer.result.trajectory
+        radius = np.hypot(trajectory.q[:, 0], trajectory.q[:, 1])
+        a = explorer.controls["a"].value
+        np.testing.assert_allclose(radius, a * trajectory.t + low, rtol=1e-7)  # R(t) = a t + R0
+        explorer.set(R0=0.0)  # the slider keeps to its range
+        assert explorer.controls["R0"].value == low and explorer.error == ""
+    finally:
+        explorer.close()
+
+
+# -- udwadia_kalaba at extreme but finite scales ------------------------------------------------------------
+def test_extreme_scale_zero_force_does_not_set_the_unit():
+    """Issue 22: with Q = 0 and M = 1e-300 I the unit of acceleration came from a "size one" Q and b flushed to 0."""
+    M, Q, A, b = 1e-300 * np.eye(2), [0.0, 0.0], [[1e191, 0.0]], [1e191 * 1e-300]
+    assert udk.udwadia_kalaba(M, Q, A, b).qdd[0] == pytest.approx(1e-300, rel=1e-14)
+    assert udk.lagrange_multipliers(M, Q, A, b)[0][0] == pytest.approx(1e-300, rel=1e-14)
+
+
+@pytest.mark.parametrize("M, Q, A, b", [
+    ([[1e-17]], [1e10], [[1e300]], [1.0]),  # true q'' = 1e-300 beside Q / M = 1e27
+    ([[1e-17]], [1.0], [[1e300]], [1.0]),  # gave 1.00000017e-300 (b became subnormal)
+    (1e-300 * np.eye(2), [1.0, 1.0], [[1e191, 0.0]], [1e-109]),  # gave x'' = -2.6e284 instead of 1e-300
+])
+def test_extreme_scale_unresolvable_inputs_refused(M, Q, A, b):
+    """Issue 22: inputs spanning more than the floating-point range are refused, naming the entry."""
+    for route in (udk.udwadia_kalaba, udk.lagrange_multipliers):
+        with pytest.raises(ValueError, match=r"`b\[0\]` = .* too small to resolve"):
+            route(M, Q, A, b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(mass=st.integers(-300, 300), force=st.integers(-300, 300), row=st.integers(-300, 300),
+       rhs=st.integers(-300, 300))
+def test_fully_constrained_coordinate_at_any_scale(mass, force, row, rhs):
+    """Property: one coordinate, one row ``A q'' = b``: the answer is ``b / A`` whatever ``M`` and ``Q``, or a refusal."""
+    M, Q, A, b = [[10.0**mass]], [10.0**force], [[10.0**row]], [10.0**rhs]
+    power = rhs - row
+    try:
+        qdd = udk.udwadia_kalaba(M, Q, A, b).qdd[0]
+    except ValueError as exc:
+        assert "`" in str(exc)  # names the argument
+        return
+    assert power <= 308  # an answer past the floating-point range is refused
+    if power >= -307:
+        assert qdd == pytest.approx(10.0**power, rel=1e-12)
+    else:  # the answer itself is subnormal or underflows: the nearest double, to the subnormal spacing
+        assert qdd == pytest.approx(10.0**power, abs=1e-322)
+
+
+def test_r14_sweep_with_shadowing_parameter_names():
+    """r14: the batched sweep (its own generated functions) sees the renamed parameter too."""
+    from udk_notebooks.sweep import sweep
+
+    result = sweep(_line_model("pi"), (0, 0.2), [0.3], [0.1], params=[{"pi": 2.0}, {"pi": 5.0}], step=1e-3,
+                   progress=False)
+    for i, k in enumerate((2.0, 5.0)):
+        single = udk.simulate(_line_model("k", k), (0, 0.2), [0.3], [0.1], method="rk4", step=1e-3)
+        np.testing.assert_allclose(result.q[i], single.q, rtol=1e-12, atol=1e-14)

@@ -292,7 +292,7 @@ def test_unknown_parameter_name_is_named():
     q, qd = np.array([0.0, -1.5]), np.zeros(2)
     with pytest.raises(ValueError, match=r"unknown parameter `gravity`; this model has m, g, l"):
         cm.motion(0.0, q, qd, gravity=1.0)
-    with pytest.raises(ValueError, match=r"parameter `g` must be finite"):
+    with pytest.raises(ValueError, match=r"parameter `g` must be a finite real number"):
         cm.motion(0.0, q, qd, g=math.nan)
 
 

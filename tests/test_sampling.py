@@ -184,15 +184,16 @@ def test_members_the_batch_cannot_vouch_for_are_solved_one_by_one(monkeypatch):
 
 
 def test_a_sample_with_non_finite_matrices_fails_as_the_one_sample_route_does():
-    # At the focus (r = 0) the Kepler constraint rows divide by zero: the math-module route raises
-    # ZeroDivisionError; the stacked evaluation must send that sample there rather than fill in inf or NaN.
+    # At the focus (r = 0) the Kepler constraint rows divide by zero: the math-module route raises a
+    # ValueError that names the state (its cause a ZeroDivisionError, issue 22); the stacked evaluation must
+    # send that sample there rather than fill in inf or NaN.
     cm, (q0, qd0) = _catalogue("kepler")
     p = cm.defaults
     states = np.array([np.concatenate([q0, qd0]), np.concatenate([np.zeros(2), qd0])])
-    with pytest.raises(ZeroDivisionError), warnings.catch_warnings():
+    with pytest.raises(ValueError, match="cannot be evaluated at .*ZeroDivisionError"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the residuals at r = 0 warn, as they do one by one
         cm.solve_modes(0.0, np.zeros(2), qd0, p, ())
-    with pytest.raises(ZeroDivisionError), warnings.catch_warnings():
+    with pytest.raises(ValueError, match="cannot be evaluated at .*ZeroDivisionError"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         simulation._sample(cm, p, np.zeros(2), states, [(), ()], None, "RK45", None, 1e9)
 

@@ -410,7 +410,7 @@ def test_energy_balance_of_the_sliding_block():
         (dict(t_span=(1.0, 0.0)), r"`t_span` must be \(t0, tf\) with tf > t0"),
         (dict(method="leapfrog"), r"`method` must be one of"),
         (dict(step=-0.1), r"`step` must be a positive number"),
-        (dict(q0=np.zeros(3)), r"`q` must have shape \(2,\)"),
+        (dict(q0=np.zeros(3)), r"`q0` must have shape \(2,\)"),
         (dict(params={"gravity": 1.0}), r"unknown parameter `gravity`"),
     ],
 )

@@ -52,6 +52,25 @@ def finite_float(value, what: str) -> float:
     return number
 
 
+def real_number(value, what: str) -> float:
+    """``value`` as a finite real float, or a ValueError that starts with ``what`` (e.g. "parameter `m`").
+
+    Stricter than :func:`finite_float`: a bool, a complex number, a string
+    and an array of more than one number are refused with the same message
+    (``float()`` would turn ``True`` into 1 and a complex numpy scalar into
+    its real part without a word).
+    """
+    number = math.nan
+    if not isinstance(value, (bool, np.bool_, str, bytes)) and not np.iscomplexobj(value) and np.ndim(value) == 0:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            pass
+    if not math.isfinite(number):
+        raise ValueError(f"{what} must be a finite real number; got {value!r}")
+    return number
+
+
 def check_tolerance(value, name: str) -> float:
     """A relative tolerance: a finite float in (0, 1), or a ValueError naming it."""
     try:

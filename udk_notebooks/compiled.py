@@ -28,13 +28,14 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 import sympy as sm
 
-from ._checks import finite_float, check_vector
+from ._checks import check_vector, finite_float, real_number
 from .core import Motion, cholesky_or_none, scale_rows, solve
 from .errors import PainleveParadoxError
 from .kernels import diagonal_kernel
@@ -364,6 +365,8 @@ class CompiledModel:
 
         Raises a ValueError naming the unknown parameter and listing the valid names.
         """
+        if params is not None and not isinstance(params, Mapping):
+            raise ValueError(f"`params` must be a dict of parameter values by name, e.g. {{'m': 2.0}}; got {params!r}")
         values = dict(params or {}, **overrides)
         p = self.defaults.copy()
         for key, value in values.items():
@@ -372,14 +375,11 @@ class CompiledModel:
                 raise ValueError(
                     f"unknown parameter `{key}`; this model has {', '.join(self.parameter_names) or 'no parameters'}"
                 )
-            value = float(value)
-            if not math.isfinite(value):
-                raise ValueError(f"parameter `{key}` must be finite; got {value}")
-            p[self.parameter_names.index(key)] = value
+            p[self.parameter_names.index(key)] = real_number(value, f"parameter `{key}`")
         return p
 
-    def check_state(self, q, qd=None) -> tuple[np.ndarray, np.ndarray | None]:
-        """Return ``q`` (and ``qd``) as finite float vectors of length n, or raise naming them."""
+    def check_state(self, q, qd=None, names=("q", "qd")) -> tuple[np.ndarray, np.ndarray | None]:
+        """Return ``q`` (and ``qd``) as finite float vectors of length n, or raise naming them (as ``names``)."""
         try:  # fast path: one finiteness test on the sum of squares (NaN and inf both propagate)
             q_arr = np.asarray(q, dtype=float)
             qd_arr = q_arr if qd is None else np.asarray(qd, dtype=float)
@@ -394,10 +394,10 @@ class CompiledModel:
                     return q_arr, (None if qd is None else qd_arr)
         except (TypeError, ValueError):
             pass
-        q = check_vector(q, "q", self.n)  # slow path: a message that names the culprit
-        qd = None if qd is None else check_vector(qd, "qd", self.n)
+        q = check_vector(q, names[0], self.n)  # slow path: a message that names the culprit
+        qd = None if qd is None else check_vector(qd, names[1], self.n)
         if not math.isfinite(q @ q + (0.0 if qd is None else qd @ qd)):
-            raise ValueError("`q` and `qd` are too large: their squares overflow; rescale the units")
+            raise ValueError(f"`{names[0]}` and `{names[1]}` are too large: their squares overflow; rescale the units")
         return q, qd
 
     # -- evaluations -------------------------------------------------------
@@ -415,7 +415,7 @@ class CompiledModel:
         """:meth:`evaluate` for float arrays, plus the Cholesky factor of a constant ``M`` (else None)."""
         n, m = self.n, self.m
         values = np.zeros((0 if self.mass is not None else n * n) + n + m * n + m + n)
-        values[self.nonzero] = self.matrices(t, q.tolist(), qd.tolist(), p.tolist())
+        values[self.nonzero] = self._entries(t, q.tolist(), qd.tolist(), p.tolist())
         if self.mass is not None:
             M, factor = self._constant_mass(p)
             k = 0
@@ -427,6 +427,19 @@ class CompiledModel:
         A = values[k : k + m * n].reshape(m, n)
         k += m * n
         return M, Q, A, values[k : k + m], values[k + m :], factor
+
+    def _entries(self, t, q: list, qd: list, p: list) -> list:
+        """:attr:`matrices` at one state, or a ValueError that names the state and parameters where it fails."""
+        try:
+            return self.matrices(t, q, qd, p)
+        except (ValueError, ArithmeticError) as exc:  # math domain error, overflow, division by zero
+            values = ", ".join(f"{name} = {value:g}" for name, value in zip(self.parameter_names, p))
+            raise ValueError(
+                f"the model cannot be evaluated at t = {t:g}, q = {np.array2string(np.array(q), precision=4)}, "
+                f"q' = {np.array2string(np.array(qd), precision=4)} with parameters {values or '(none)'}: "
+                f"{type(exc).__name__}: {exc}. Some entry of M, Q, A, b or C is undefined there (a square root "
+                "or logarithm of a negative number, a division by zero): check the parameters and the state"
+            ) from exc
 
     def residuals(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
         """Constraint residuals ``phi(q, t)`` (shape (m_h,)) and ``(phi', psi)`` (shape (m,))."""
@@ -490,7 +503,7 @@ class CompiledModel:
         """
         normals = np.full(self.n_contacts, np.nan)
         if not modes and self.kernel is not None:
-            motion = self.kernel(self.matrices(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
+            motion = self.kernel(self._entries(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
             if motion is not None:
                 return motion, _NO_RATIOS, normals
         M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
@@ -1066,7 +1079,7 @@ class CompiledModel:
         elif not math.isfinite(q @ q + qd @ qd):
             return None
         p = self.defaults
-        return self.kernel(self.matrices(t, q_list, qd_list, p.tolist()), p)
+        return self.kernel(self._entries(t, q_list, qd_list, p.tolist()), p)
 
     def motion(self, t: float, q, qd, *, stabilization=None, **params) -> Motion:
         """Evaluate the Udwadia-Kalaba equation at one state.
@@ -1093,10 +1106,15 @@ class CompiledModel:
             if motion is not None:
                 return motion
         t = finite_float(t, "`t`")
+        if qd is None:  # check_state takes qd=None to mean "q alone"; a motion needs both
+            raise ValueError(f"`qd` must be an array of {self.n} velocities, one per coordinate; got None")
         q, qd = self.check_state(q, qd)
         p = self.parameters(params) if params else self.defaults
         correction = None
         if stabilization is not None:
+            from .stabilization import _check_stabilization
+
+            _check_stabilization(stabilization)
             correction = stabilization.correction(*self.residuals(t, q, qd, p))
         modes = self.friction_modes(t, q, qd, p)
         return self.solve_modes(t, q, qd, p, modes, correction)[0]

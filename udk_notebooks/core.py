@@ -252,13 +252,39 @@ class _Units:
     def __init__(self, M, Q, A, b, C):
         self.e_mass = _exponent(np.abs(M).max())
         self.e_rows = np.array([_exponent(v) for v in np.abs(A).max(axis=1, initial=0.0)], dtype=int)
-        sizes = [_exponent(np.abs(Q).max()) - self.e_mass]
-        if C is not None:
-            sizes.append(_exponent(np.abs(C).max()) - self.e_mass)
+        # Only nonzero terms set the size of the accelerations: a zero Q counted as size one, which
+        # with M = 1e-300 I made the unit of acceleration 2^997 and flushed b / A = 1e-301 to zero.
+        sizes = [_exponent(np.abs(F).max()) - self.e_mass for F in (Q, C) if F is not None and np.any(F)]
         sizes += [_exponent(abs(v)) - int(e) for v, e in zip(b, self.e_rows) if v != 0]
-        self.e_accel = max(sizes)
+        self.e_accel = max(sizes, default=0)
         self.e_force = self.e_mass + self.e_accel
         self.mass_unit = math.ldexp(1.0, self.e_mass)
+        self._check_resolution(Q, b, C)
+
+    def _check_resolution(self, Q, b, C) -> None:
+        """Refuse a nonzero ``Q``, ``C`` or ``b`` entry that the scaled solve would flush to zero (or to a
+        subnormal number, with fewer digits).
+
+        In the scaled units the largest acceleration is about one; an entry more
+        than about 1e308 times smaller than it is below the normal
+        floating-point range there. A fully constrained coordinate takes its
+        acceleration from ``b`` alone, so losing ``b`` is a wrong answer, not a
+        rounding error (issue 22: M = 1e-17, Q = 1e10, A = 1e300, b = 1 gave
+        q'' = 0 instead of 1e-300).
+        """
+        lowest = np.finfo(float).minexp  # -1021: 2^(lowest - 1) is the smallest normal number
+        entries = [(f"Q[{j}]", v, self.e_force) for j, v in enumerate(Q)]
+        entries += [] if C is None else [(f"C[{j}]", v, self.e_force) for j, v in enumerate(C)]
+        entries += [(f"b[{i}]", v, int(e) + self.e_accel) for i, (v, e) in enumerate(zip(b, self.e_rows))]
+        for name, value, unit in entries:
+            if value != 0 and _exponent(abs(value)) - unit < lowest:
+                raise ValueError(
+                    f"`{name}` = {value:.3g} is too small to resolve beside the rest of the system: in units where "
+                    "the largest acceleration (from `Q`, `C` and `b` over `M` and the rows of `A`) is about one, it "
+                    "falls below the floating-point range (about 1e-308), and the solve would take it as zero. The "
+                    "inputs span more orders of magnitude than one double-precision solve can hold: rescale the "
+                    "units (masses, lengths, times) so that the forces and accelerations are closer in size"
+                )
 
     def mass(self, M):
         return np.ldexp(M, -self.e_mass)

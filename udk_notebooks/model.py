@@ -527,6 +527,8 @@ class Model:
             values = getattr(self, argument)
             named += [(f"{argument}[{i}]", e) for i, e in enumerate(values if values is not None else ())]
         for i, contact in enumerate(self.friction):
+            if not isinstance(contact, CoulombFriction):  # named here, before its attributes are read
+                raise ValueError(f"`friction[{i}]` must be a CoulombFriction; got {contact!r}")
             named += [(f"friction[{i}].{attr}", getattr(contact, attr))
                       for attr in ("sliding_velocity", "coefficient", "static_coefficient")
                       if getattr(contact, attr) is not None]

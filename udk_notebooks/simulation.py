@@ -210,7 +210,7 @@ def project_initial_state(model, q0, qd0, t0: float = 0.0, params: dict | None =
     q, qd : ndarray, shape (n,)
     """
     cm = _compiled(model)
-    q, qd = cm.check_state(q0, qd0)
+    q, qd = cm.check_state(q0, qd0, names=("q0", "qd0"))
     p = cm.parameters(params)
     q, qd = q.copy(), qd.copy()
     for _ in range(max_iter if cm.n_holonomic else 0):
@@ -592,6 +592,12 @@ def simulate(
     for name, flag in (("project", project), ("allow_unstable", allow_unstable), ("check_system", check_system)):
         if not isinstance(flag, (bool, np.bool_)):
             raise ValueError(f"`{name}` must be True or False; got {flag!r}")
+    if stabilization is not None:
+        from .stabilization import _check_stabilization
+
+        _check_stabilization(stabilization)  # every method uses its correction; adaptive ones its error matrix
+    if isinstance(max_switches, (bool, np.bool_)) or not isinstance(max_switches, (int, np.integer)) or max_switches < 0:
+        raise ValueError(f"`max_switches` must be a whole number >= 0 (friction stick/slip switches); got {max_switches!r}")
     constraint_tol = check_constraint_tol(constraint_tol)
     for name, value in (("rtol", rtol), ("atol", atol)):
         if not finite_float(value, f"`{name}`") > 0:
@@ -601,7 +607,7 @@ def simulate(
         if t_eval.size == 0 or np.any(np.diff(t_eval) <= 0) or t_eval[0] < t0 or t_eval[-1] > tf:
             raise ValueError(f"`t_eval` must be increasing times inside `t_span` = ({t0:g}, {tf:g}); "
                              f"got {t_eval.size} time(s)" + (f" from {t_eval[0]:g} to {t_eval[-1]:g}" if t_eval.size else ""))
-    q, qd = cm.check_state(q0, qd0)
+    q, qd = cm.check_state(q0, qd0, names=("q0", "qd0"))
     p = cm.parameters(params)
     if project:
         q, qd = project_initial_state(cm, q, qd, t0, params)

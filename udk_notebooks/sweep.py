@@ -39,7 +39,8 @@ from ._checks import as_finite_array
 from ._threads import single_blas_thread
 from .batch import Batch, Messages, initial_modes, integrate, refusals
 from .errors import SimulationError
-from .simulation import DIVERGENCE_FACTOR, FIXED_STEP_METHODS, MEMORY_LIMIT, _compiled, check_constraint_tol, simulate
+from .simulation import (ADAPTIVE_METHODS, DIVERGENCE_FACTOR, FIXED_STEP_METHODS, MEMORY_LIMIT, _compiled,
+                         check_constraint_tol, simulate)
 from .stabilization import Baumgarte
 
 __all__ = ["REGIMES", "SweepResult", "parameter_grid", "stability_map", "stick_slip_map", "sweep"]
@@ -148,6 +149,43 @@ def _members(params, stabilization, states: int = 1):
     return params, list(stabs)
 
 
+def _check_arguments(params, method):
+    """``params`` as given or as a list, after the checks that name a bad ``params`` or ``method`` (issue 22).
+
+    Without them a grid given as a dict, or a list of numbers, failed deep
+    inside with a conversion error, and a bad method once per member.
+    """
+    if method not in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
+        raise ValueError(f"`method` must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}; got {method!r}")
+    if isinstance(params, Mapping):
+        listed = [key for key, value in params.items() if np.ndim(value) > 0]
+        if listed:
+            raise ValueError(
+                f"`params` gives `{listed[0]}` a list of values; a dict is one parameter set. For a grid pass a list "
+                f"of dicts, e.g. params=parameter_grid({listed[0]}=[...])")
+        return params
+    if params is None:
+        return None
+    if isinstance(params, (str, bytes)) or not hasattr(params, "__iter__"):
+        raise ValueError(f"`params` must be a dict or a list of dicts (see parameter_grid); got {params!r}")
+    params = list(params)
+    for i, entry in enumerate(params):
+        if not isinstance(entry, Mapping):
+            raise ValueError(f"`params[{i}]` must be a dict of parameter values by name, e.g. {{'m': 2.0}}; "
+                             f"got {entry!r}")
+    return params
+
+
+def _member_states(value, name: str, members: int, n: int) -> np.ndarray:
+    """An initial state ``q0`` or ``qd0`` of shape (n,) or (B, n), broadcast to (B, n); a bad shape is named."""
+    array = as_finite_array(value, name, np.ndim(value))
+    if array.shape not in ((n,), (members, n)) and not (array.ndim == 2 and array.shape == (1, n)):
+        raise ValueError(
+            f"`{name}` must have shape ({n},) or ({'B' if members == 1 else members}, {n}): one entry per "
+            f"coordinate, shared or one row per member ({members} member(s) here); got shape {array.shape}")
+    return np.broadcast_to(array, (members, n)).astype(float)
+
+
 def _progress(total: int, show):
     """A tqdm bar (the notebook one when in Jupyter) if tqdm is installed and ``show``, else None."""
     if not show:
@@ -229,11 +267,11 @@ def sweep(
     one by one with the check.
     """
     cm = _compiled(model)
+    params = _check_arguments(params, method)
     states = max((np.shape(v)[0] for v in (q0, qd0) if np.ndim(v) == 2), default=1)
     params, stabs = _members(params, stabilization, states)
     B = len(params)
-    q0 = np.broadcast_to(as_finite_array(q0, "q0", np.ndim(q0)), (B, cm.n)).astype(float)
-    qd0 = np.broadcast_to(as_finite_array(qd0, "qd0", np.ndim(qd0)), (B, cm.n)).astype(float)
+    q0, qd0 = _member_states(q0, "q0", B, cm.n), _member_states(qd0, "qd0", B, cm.n)
     batched = (
         method in FIXED_STEP_METHODS
         and set(simulate_options) <= {"constraint_tol", "max_switches"}  # any other option: one by one

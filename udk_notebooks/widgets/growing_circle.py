@@ -33,6 +33,9 @@ __all__ = ["GrowingCircleExplorer"]
 
 UNITS = {"m": "kg", "g": "m/s^2", "a": "m/s", "R0": "m"}
 
+R0_MIN = 0.1
+"""Smallest initial radius the explorer offers, in m (R0 = 0 is a circle of zero radius at the start)."""
+
 
 @lru_cache(maxsize=1)
 def compiled_model():
@@ -72,6 +75,11 @@ class GrowingCircleExplorer(SystemExplorer):
         if self.samples < 2:
             raise ValueError(f"`samples` must be at least 2; got {samples!r}")
         table = parameter_table(growing_circle.PARAMETERS, units=UNITS)
+        # The run starts at t = 0, where R0 = 0 (the textbook's R = a t) is a circle of zero radius: a singular
+        # configuration that no run can start from, so the slider stops short of it (issue 22).
+        default, (_, high), description = table["R0"]
+        table["R0"] = (default, (R0_MIN, high), description.replace("0 gives the textbook's R = a t",
+                                                                     f"at least {R0_MIN:g}: R0 = 0 starts singular"))
         table["speed"] = (2.0, (-5.0, 5.0), "initial speed along the circle (counterclockwise > 0), in m/s")
         extra = {"horizon": (6.0, (1.0, 20.0), "simulated time span, in s")}
         kwargs.setdefault("frames", self.samples)
