@@ -49,6 +49,16 @@ def test_the_issue_state_gives_the_joint_solve_numbers():
                                                                                                  rel=1e-3)
 
 
+def test_frictionless_multiplier_shortcut_gives_the_docstring_numbers():
+    # lambda_L = m g / (1 + 3 cos^2 theta) at theta' = 0 (the rod's floor row without friction), and the
+    # shortcut slides with friction mu lambda_L: x'' = -mu lambda_L / m = -1.777, not the -1.479 of the coupled norm
+    shortcut = rod.shortcut_motion(FORTY, 1.0, normal="multiplier", mu=0.5)
+    frictionless = 9.81 / (1 + 3 * math.cos(FORTY) ** 2)
+    assert shortcut.normal == pytest.approx(frictionless, rel=1e-12)
+    assert shortcut.qdd[0] == pytest.approx(-0.5 * frictionless, rel=1e-12)
+    assert (round(shortcut.normal, 3), round(shortcut.qdd[0], 3)) == (3.554, -1.777)
+
+
 @pytest.mark.parametrize("angle, x_rate, rate, mu, m, length", [
     (FORTY, 1.0, 0.0, 0.5, 1.0, 1.0),
     (0.3, -1.0, 0.5, 0.8, 2.0, 1.5),      # sliding left, below the critical mu at 0.3 rad
