@@ -215,6 +215,26 @@ def test_friction_holds_the_ladder_exactly_where_the_classical_condition_says(mu
         assert (run.status == "holds") is holds
 
 
+def test_held_ladder_reports_normal_forces_only_where_statics_decides_them():
+    # smooth wall: N_floor = m g and N_wall = floor friction; moments about the centre must balance
+    theta0, m, g, half = 1.2, 2.0, 9.81, 0.5
+    held = ladder.reference(theta0, 0.5, mu_floor=0.3, mu_wall=0.0, m=m)
+    assert held.status == "holds"
+    floor, wall = held.normal_floor[0], held.normal_wall[0]
+    friction = wall                                           # horizontal balance: the floor's friction holds the wall's push
+    assert floor == pytest.approx(m * g, rel=1e-14)
+    moment = floor * half * math.cos(theta0) - friction * half * math.sin(theta0) - wall * half * math.sin(theta0)
+    assert moment == pytest.approx(0.0, abs=1e-12)
+    assert friction <= 0.3 * floor                           # within the friction cone
+    # both ends rough: four contact forces, three equations of statics, no number; here N_floor = m g would even
+    # need floor friction beyond mu_floor N_floor (1 - mu_f mu_w <= 2 mu_f tan(theta0) < 1)
+    theta_rough = math.atan(1.4)
+    assert 1 - 0.3 * 0.9 <= 2 * 0.3 * math.tan(theta_rough) < 1
+    rough = ladder.reference(theta_rough, 0.5, mu_floor=0.3, mu_wall=0.9)
+    assert rough.status == "holds"
+    assert np.all(np.isnan(rough.normal_floor)) and np.all(np.isnan(rough.normal_wall))
+
+
 def test_ladder_with_friction_leaves_the_wall_later_than_without():
     free = ladder.reference(0.9, 2.0)
     rough = ladder.reference(0.9, 2.0, mu_floor=0.2, mu_wall=0.1)
