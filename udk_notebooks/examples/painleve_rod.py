@@ -281,8 +281,8 @@ def critical_mu(theta: float, direction: int = -1) -> float:
     theta : float
         Angle of the rod above the floor, in (0, pi/2) rad.
     direction : {1, -1}, optional
-        ``sgn(s)``. Only ``-1`` (the end sliding towards the side the rod
-        leans away from) has a paradox.
+        ``sgn(s)``. Only ``-1`` (the end sliding towards ``-x``, away from the
+        side the rod leans to) has a paradox.
 
     Returns
     -------
