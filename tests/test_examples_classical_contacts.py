@@ -49,6 +49,16 @@ def test_the_issue_state_gives_the_joint_solve_numbers():
                                                                                                  rel=1e-3)
 
 
+def test_frictionless_multiplier_shortcut_gives_the_docstring_numbers():
+    # lambda_L = m g / (1 + 3 cos^2 theta) at theta' = 0 (the rod's floor row without friction), and the
+    # shortcut slides with friction mu lambda_L: x'' = -mu lambda_L / m = -1.777, not the -1.479 of the coupled norm
+    shortcut = rod.shortcut_motion(FORTY, 1.0, normal="multiplier", mu=0.5)
+    frictionless = 9.81 / (1 + 3 * math.cos(FORTY) ** 2)
+    assert shortcut.normal == pytest.approx(frictionless, rel=1e-12)
+    assert shortcut.qdd[0] == pytest.approx(-0.5 * frictionless, rel=1e-12)
+    assert (round(shortcut.normal, 3), round(shortcut.qdd[0], 3)) == (3.554, -1.777)
+
+
 @pytest.mark.parametrize("angle, x_rate, rate, mu, m, length", [
     (FORTY, 1.0, 0.0, 0.5, 1.0, 1.0),
     (0.3, -1.0, 0.5, 0.8, 2.0, 1.5),      # sliding left, below the critical mu at 0.3 rad
@@ -203,6 +213,26 @@ def test_friction_holds_the_ladder_exactly_where_the_classical_condition_says(mu
         assert (thdd >= 0) is holds
         run = ladder.reference(theta0, 0.5, mu_floor=mu_floor, mu_wall=mu_wall)
         assert (run.status == "holds") is holds
+
+
+def test_held_ladder_reports_normal_forces_only_where_statics_decides_them():
+    # smooth wall: N_floor = m g and N_wall = floor friction; moments about the centre must balance
+    theta0, m, g, half = 1.2, 2.0, 9.81, 0.5
+    held = ladder.reference(theta0, 0.5, mu_floor=0.3, mu_wall=0.0, m=m)
+    assert held.status == "holds"
+    floor, wall = held.normal_floor[0], held.normal_wall[0]
+    friction = wall                                           # horizontal balance: the floor's friction holds the wall's push
+    assert floor == pytest.approx(m * g, rel=1e-14)
+    moment = floor * half * math.cos(theta0) - friction * half * math.sin(theta0) - wall * half * math.sin(theta0)
+    assert moment == pytest.approx(0.0, abs=1e-12)
+    assert friction <= 0.3 * floor                           # within the friction cone
+    # both ends rough: four contact forces, three equations of statics, no number; here N_floor = m g would even
+    # need floor friction beyond mu_floor N_floor (1 - mu_f mu_w <= 2 mu_f tan(theta0) < 1)
+    theta_rough = math.atan(1.4)
+    assert 1 - 0.3 * 0.9 <= 2 * 0.3 * math.tan(theta_rough) < 1
+    rough = ladder.reference(theta_rough, 0.5, mu_floor=0.3, mu_wall=0.9)
+    assert rough.status == "holds"
+    assert np.all(np.isnan(rough.normal_floor)) and np.all(np.isnan(rough.normal_wall))
 
 
 def test_ladder_with_friction_leaves_the_wall_later_than_without():

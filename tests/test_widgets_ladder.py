@@ -95,6 +95,9 @@ def test_a_ladder_held_by_friction_is_refused_in_place(explorer):
     assert explorer.error.startswith("ValueError: friction holds the ladder at rest")
     assert "statically indeterminate" in explorer.error
     assert explorer.result is good  # the last good run stays on screen
+    explorer.set(mu_floor=0.5, mu_wall=0.0)  # smooth wall: held, but statics decides N_floor = m g, N_wall = friction
+    assert explorer.error.startswith("ValueError: friction holds the ladder at rest")
+    assert "indeterminate" not in explorer.error
     explorer.set(mu_floor=0.0, mu_wall=0.0)
     assert explorer.error == "" and explorer.result is not good
 

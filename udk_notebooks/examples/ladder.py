@@ -44,8 +44,10 @@ While both ends slide (the bottom away from the wall, ``s_f > 0``; the top
 down, ``s_w < 0``), friction ``-mu_floor N_floor`` acts along ``x`` at the bottom
 and ``+mu_wall N_wall`` along ``y`` at the top. The accelerations and both
 normal forces then solve one linear system (:func:`contact_forces`); released
-from rest the ladder stays put when ``tan(theta0) >= (1 - mu_floor mu_wall) /
-(2 mu_floor)``, the classical condition (:func:`holds_at_rest`).
+from rest the ladder stays put when ``2 mu_floor tan(theta0) >= 1 - mu_floor
+mu_wall`` (theta0 measured from the floor), the classical condition
+(:func:`holds_at_rest`). A held ladder with both ends rough has statically
+indeterminate normal forces (four contact forces, three equations of statics).
 
 :func:`reference` integrates these phases with :func:`scipy.integrate.solve_ivp`
 and locates the wall's release as an event: an independent route, not the
@@ -369,7 +371,9 @@ class LadderReference:
     q, qd : ndarray, shape (N, 3)
         ``(x, y, theta)`` and their rates.
     normal_floor, normal_wall : ndarray, shape (N,)
-        Normal forces in newtons (zero where the contact is open).
+        Normal forces in newtons (zero where the contact is open). For a ladder
+        that friction holds at rest with a rough wall they are NaN: statically
+        indeterminate.
     leave_time : float or None
         When the top left the wall (None if it did not within the run).
     leave_angle : float or None
@@ -404,6 +408,22 @@ def _phase(v, t_span, q0, qd0, active, signs, events, t_eval):
 def _terminal(fn, direction=0.0):
     fn.terminal, fn.direction = True, direction
     return fn
+
+
+def _normal_forces_at_rest(angle: float, v: dict) -> tuple[float, float]:
+    """``N_floor``, ``N_wall`` (N) of a ladder held at rest, or NaN where statics does not decide them.
+
+    With a smooth wall the floor carries the weight, ``N_floor = m g``, and the
+    moments about the bottom give ``N_wall = m g / (2 tan theta)``. With both
+    ends rough the four contact forces meet three equations of statics: the
+    split between floor and wall is statically indeterminate, and no number is
+    returned (``m g`` would even break the friction limit at the floor for some
+    held ladders, ``1 - mu_floor mu_wall <= 2 mu_floor tan(theta) < 1``).
+    """
+    if v["mu_wall"] > 0:
+        return math.nan, math.nan
+    weight = v["m"] * v["g"]
+    return weight, weight / (2 * math.tan(angle))
 
 
 def reference(theta0: float, t_end: float, t_eval=None, **params: float) -> LadderReference:
@@ -441,9 +461,10 @@ def reference(theta0: float, t_end: float, t_eval=None, **params: float) -> Ladd
     half = v["L"] / 2
     signs = {FLOOR: 1, WALL: -1}
     if holds_at_rest(angle, **params):
-        normal_floor = v["m"] * v["g"]  # at rest: the floor carries the weight (split with the wall unknown)
+        normal_floor, normal_wall = _normal_forces_at_rest(angle, v)
         return LadderReference(t_eval, np.tile(q0, (t_eval.size, 1)), np.zeros((t_eval.size, 3)),
-                               np.full(t_eval.size, normal_floor), np.full(t_eval.size, np.nan), None, None, "holds")
+                               np.full(t_eval.size, normal_floor), np.full(t_eval.size, normal_wall), None, None,
+                               "holds")
 
     def wall_force(t, state):
         return _solve(v, state[:3], state[3:], (FLOOR, WALL), signs)[1][WALL]

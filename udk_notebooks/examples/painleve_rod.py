@@ -51,26 +51,33 @@ whose coefficient is
 
 Painlevé's paradox
 ------------------
-When the end slides towards the side the rod leans away from (``sgn(s) = -1``
-in these coordinates), the coefficient vanishes at
+The rod leans towards ``+x`` (its centre lies to the right of the contact
+end). When the end slides away from that side (towards ``-x``, ``sgn(s) = -1``),
+the coefficient vanishes at
 
     mu_c(theta) = (1 + 3 cos^2 theta) / (3 sin theta cos theta),
 
 whose smallest value is ``4/3`` (at ``tan theta = 2``). For ``mu > mu_c`` the
-coefficient is negative: the equation for ``N`` has either no solution with
-``N >= 0`` or two (one of them an impulsive stop), so rigid-body Coulomb
-friction does not decide the motion. :func:`joint_solve` refuses such states
-instead of returning a number. For ``sgn(s) = +1`` the coefficient is always
-positive and no paradox arises.
+coefficient is negative. Where the right-hand side ``b - A M^-1 Q`` is positive
+(gravity pressing the end down, as at ``theta' = 0``) the only ``N`` is negative
+and lifting off would drive the end into the floor: no motion is consistent
+(physically the end stops with an impulsive "tangential impact", which rigid
+bodies with Coulomb friction do not model). Where it is negative (a fast spin)
+both a positive ``N`` and lift-off are consistent: two motions. Either way
+rigid-body Coulomb friction does not decide the motion, and :func:`joint_solve`
+refuses such states instead of returning a number. For ``sgn(s) = +1`` the
+coefficient is always positive and no paradox arises.
 
 The state of the issue's check
 ------------------------------
 At ``theta = 40`` degrees, ``x' = 1`` m/s, ``theta' = 0`` (so ``s = 1`` m/s),
 ``mu = 0.5``, ``m = 1`` kg, ``L = 1`` m, ``g = 9.81``: ``x'' = -1.402 m/s^2`` and
-``N = 2.804 N`` (``m x'' = -mu N``). The two shortcuts give other numbers:
-``N = |F^L|`` (the norm of a generalized force, which mixes newtons and
-newton-metres) gives ``x'' = -1.903``, and ``N = lambda_L`` (the floor's
-multiplier without friction) gives ``x'' = -1.479`` (:func:`shortcut_motion`).
+``N = 2.804 N`` (``m x'' = -mu N``). The shortcuts of :func:`shortcut_motion`
+give other numbers: ``N = |F^L|`` (the norm of a generalized force, which mixes
+newtons and newton-metres) gives ``x'' = -1.903``; ``N = lambda_L`` (the floor's
+multiplier without friction, 3.554 N) gives ``x'' = -1.777``; and the
+multiplier solved with friction but measured as the norm ``||A^T lambda||``
+(what ``CoulombFriction(normal=floor row)`` computes) gives ``x'' = -1.479``.
 
 References
 ----------
@@ -274,8 +281,8 @@ def critical_mu(theta: float, direction: int = -1) -> float:
     theta : float
         Angle of the rod above the floor, in (0, pi/2) rad.
     direction : {1, -1}, optional
-        ``sgn(s)``. Only ``-1`` (the end sliding towards the side the rod
-        leans away from) has a paradox.
+        ``sgn(s)``. Only ``-1`` (the end sliding towards ``-x``, away from the
+        side the rod leans to) has a paradox.
 
     Returns
     -------
@@ -367,11 +374,13 @@ def shortcut_motion(theta: float, x_rate: float, theta_rate: float = 0.0, *, nor
         As in :func:`joint_solve`.
     normal : {"norm", "multiplier", "coupled_norm"}, optional
         ``"norm"``: ``N = ||F^L|| = |lambda_L| ||A||``, the norm of the ideal
-        generalized force (it adds newtons to newton-metres; the old
-        ``CoulombFriction(normal=None)``); ``"multiplier"``: ``N = |lambda_L|``,
-        the floor's reaction without friction; ``"coupled_norm"``: the floor's
-        multiplier solved together with friction but ``N = ||A^T lambda||``, a
-        norm of a generalized force again (the old ``CoulombFriction(normal=floor)``).
+        generalized force (it adds newtons to newton-metres; what
+        ``CoulombFriction(normal=None)`` took before it learnt to refuse a
+        rotating body); ``"multiplier"``: ``N = |lambda_L|``, the floor's
+        reaction without friction; ``"coupled_norm"``: the floor's multiplier
+        solved together with friction but ``N = ||A^T lambda||``, a norm of a
+        generalized force again (what ``CoulombFriction(normal=floor row)``
+        computes, in newtons only for rows on translational coordinates).
     **params : float
         ``m``, ``L``, ``g``, ``mu``.
 

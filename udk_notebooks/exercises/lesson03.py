@@ -247,8 +247,10 @@ def _rod_hint(x_accel: float, normal: float) -> str | None:
                     "normal force changes with friction: solve M q'' - (A^T - mu sgn(s) D^T) N = Q, A q'' = b "
                     "for (q'', N) together.")
     if _close(normal, GRAVITY, 1e-3):
-        return ("N = m g would hold for a rod at rest; here the rod rotates and its centre accelerates "
-                "downwards, so the floor carries less (or, with friction, more) than the weight.")
+        frictionless = painleve_rod.shortcut_motion(angle, ROD["x_rate"], 0.0, normal="multiplier", mu=mu).normal
+        return ("N = m g would hold for a rod at rest; here the rod's centre accelerates downwards as it tips, so "
+                f"without friction the floor would carry only {frictionless:.4f} N, and friction's torque at the "
+                "end changes that again: solve for N together with friction.")
     return None
 
 
@@ -279,6 +281,11 @@ def check_6(x_accel, normal_force, mu_critical) -> Feedback:
         from the ideal force alone, ``N = m g``, the global minimum 4/3) get
         their own hint.
     """
+    if isinstance(mu_critical, (float, np.floating)) and mu_critical == np.inf:
+        # what critical_mu returns for the other sliding direction: a reasoned answer, not a malformed one
+        return Feedback(False, "mu_critical = inf says no paradox, which holds for the end sliding right. Here it "
+                               "slides left (sgn(s) = -1): the coefficient of N, 1 + 3 cos^2 theta + 3 mu sgn(s) "
+                               "sin theta cos theta, does reach zero.")
     values = [number(x_accel, name="x_accel", unit="m/s^2"), number(normal_force, name="normal_force", unit="N"),
               number(mu_critical, name="mu_critical")]
     accel, normal, critical = values

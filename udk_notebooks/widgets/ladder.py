@@ -19,8 +19,8 @@ Sliders: the start angle ``theta0`` above the floor, the friction coefficients
 Frictionless, the top leaves the wall at ``sin theta = (2/3) sin theta0``; the
 explorer prints the measured leave angle next to that closed form. Runs the
 rigid model cannot answer are shown as such, never as fine: a ladder that
-friction holds at rest (its two normal forces are statically indeterminate)
-and Painlevé's paradox are refused in place, with the last good run kept; a
+friction holds at rest (nothing slides; with both ends rough its normal
+forces are statically indeterminate too) and Painlevé's paradox are refused in place, with the last good run kept; a
 run whose top comes down on the floor or back on the wall (an impact, which is
 not modelled) is drawn up to that instant, with a warning over the mechanism.
 """
@@ -159,11 +159,12 @@ class LadderExplorer(SystemExplorer):
     def run(self, theta0, mu_floor, mu_wall, L, horizon) -> SystemRun:
         params = dict(mu_floor=mu_floor, mu_wall=mu_wall, L=L)
         if ladder.holds_at_rest(theta0, **params):
-            # Refused before integrating: both rough ends at rest is statically indeterminate
+            # Refused before integrating: nothing moves, and with both ends rough statics cannot split the load
+            why = (" With both ends rough its normal forces at rest are statically indeterminate (four contact "
+                   "forces, three equations of statics), so none are drawn." if mu_wall > 0 else "")
             raise ValueError(
                 f"friction holds the ladder at rest at theta0 = {theta0:.3g} rad "
-                f"(2 mu_floor tan theta0 >= 1 - mu_floor mu_wall): nothing slides. A rigid ladder held at both "
-                "ends has statically indeterminate normal forces, so none are drawn. Lower `mu_floor` or "
+                f"(2 mu_floor tan theta0 >= 1 - mu_floor mu_wall): nothing slides.{why} Lower `mu_floor` or "
                 "`theta0` to let it slide")
         q0, qd0 = ladder.release_state(theta0, **params)
         times = np.linspace(0.0, horizon, self.samples)
