@@ -32,13 +32,13 @@ def _spring_pendulum_with_a_row() -> udk.Model:
                      parameters={m: 0.4, length: 0.8, k: 3.0, g: GRAVITY})
 
 
-def _circle_model(mass: float = 0.5) -> udk.Model:
+def _circle_model(mass: float = 0.5, momentum_value: float = 1.5, gravity: float = 0.0) -> udk.Model:
     x, y = dynamicsymbols("x y")
     m, radius, momentum = sm.symbols("m R L", positive=True)
     return udk.Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
-                     holonomic=[x**2 + y**2 - radius**2],
+                     potential_energy=m * gravity * y, holonomic=[x**2 + y**2 - radius**2],
                      nonholonomic=[m * (x * y.diff() - y * x.diff()) - momentum],
-                     parameters={m: mass, radius: 2.0, momentum: 1.5})
+                     parameters={m: mass, radius: 2.0, momentum: momentum_value})
 
 
 def _circle_without_momentum() -> udk.Model:
@@ -154,6 +154,9 @@ WRONG = [
     (lesson06.check_4, _circle_without_momentum(), "second, nonholonomic constraint"),
     (lesson06.check_4, _circle_at_velocity_level(), "0 holonomic and 2 nonholonomic"),
     (lesson06.check_4, _circle_with_momentum_of_wrong_sign(), "do not hold there"),
+    # two rows on two coordinates fix q'' whatever M and Q are: only the constraint force shows these
+    (lesson06.check_4, _circle_model(gravity=9.81), "constraint force"),  # not a free particle
+    (lesson06.check_4, _circle_model(mass=1.0, momentum_value=3.0), "constraint force"),  # same j, mass doubled
     (lesson06.check_4, 42, "udk.Model"),
     (lesson06.check_4, _spring_pendulum(), "two coordinates"),
     (lesson07.check_1, -GRAVITY * 2 / np.sqrt(5), "ideal wire"),
