@@ -15,12 +15,13 @@ GRAVITY = 9.81
 
 # --- published solutions, written as in the notebooks' Solution boxes -------------------------------------
 
-def _spring_pendulum(with_spring: bool = True) -> udk.Model:
+def _spring_pendulum(with_spring: bool = True, scale: float = 1.0) -> udk.Model:
+    # scale multiplies the mass and the stiffness together: the same accelerations, a wrong model
     theta = dynamicsymbols("theta")
     m, length, k, g = sm.symbols("m l k g", positive=True)
     potential = -m * g * length * sm.cos(theta) + (k * theta**2 / 2 if with_spring else 0)
     return udk.Model([theta], kinetic_energy=m * length**2 * theta.diff() ** 2 / 2, potential_energy=potential,
-                     parameters={m: 0.4, length: 0.8, k: 3.0, g: GRAVITY})
+                     parameters={m: 0.4 * scale, length: 0.8, k: 3.0 * scale, g: GRAVITY})
 
 
 def _spring_pendulum_with_a_row() -> udk.Model:
@@ -130,6 +131,7 @@ WRONG = [
     (lesson05.check_3, True, "power theorem"),
     (lesson05.check_3, "maybe", "True or False"),
     (lesson05.check_4, _spring_pendulum(with_spring=False), "spring is missing"),
+    (lesson05.check_4, _spring_pendulum(scale=2.0), "inertia"),
     (lesson05.check_4, "theta", "udk.Model"),
     (lesson05.check_4, _spring_pendulum_with_a_row(), "no constraint rows"),
     (lesson05.check_4, _circle_model(), "one coordinate"),
