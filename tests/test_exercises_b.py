@@ -42,6 +42,13 @@ def _circle_model(mass: float = 0.5, momentum_value: float = 1.5, gravity: float
                      parameters={m: mass, radius: 2.0, momentum: momentum_value})
 
 
+def _identify_without_mass(t, q, k, m, g):
+    # the typical slip: e . c / m (what the fit gives) without multiplying by m
+    e = np.array([1.0, k]) / np.hypot(1.0, k)
+    a = 2 * np.polyfit(t, q @ e, 2)[0]
+    return a + g * k / np.hypot(1.0, k)
+
+
 def _circle_without_momentum() -> udk.Model:
     # issue 19: the orbit without the law of areas, which the old check called correct
     x_c, y_c = dynamicsymbols("x y")
@@ -174,6 +181,7 @@ WRONG = [
     (lesson07.check_4, lambda t, q, k, m, g: 1.0, "Fit s(t)"),
     (lesson07.check_4, lambda t, q, k, m, g: m * 2 * np.polyfit(t, q[:, 0], 2)[0], "Fit s(t)"),
     (lesson07.check_4, lambda t, q, k, m, g: 1 / 0, "ZeroDivisionError"),
+    (lesson07.check_4, _identify_without_mass, "m = 2.5 kg"),  # an acceleration, not a force
     (lesson07.check_4, lambda t, q, k, m, g: "c", "one finite real number"),
     (lesson07.check_4, 5, "a function"),
     (lesson05.check_6, False, "work on one body"),
