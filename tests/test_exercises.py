@@ -472,6 +472,11 @@ def test_lesson04_classify_refuses_what_it_cannot_test():
         lesson04.classify(x.diff(t) - y, [x])
     with pytest.raises(ValueError, match="`coordinates`"):
         lesson04.classify(x.diff(t), [])
+    for row in (sm.Integer(1), sm.exp(t), t):  # no coordinate: not a constraint (1 = 0 used to divide by zero)
+        with pytest.raises(ValueError, match="none of the coordinates"):
+            lesson04.classify(row, [x])
+        with pytest.raises(ValueError, match="none of the coordinates"):
+            lesson04.integral(row, [x])
 
 
 def test_lesson02_rk4_boundary_matches_the_package_interval():

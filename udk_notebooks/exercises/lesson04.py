@@ -56,6 +56,10 @@ def _plain(constraint, coordinates) -> tuple[sm.Expr, list[sm.Symbol], list[sm.S
     if expr.atoms(sm.Derivative) or expr.atoms(AppliedUndef):
         raise ValueError("`constraint` contains accelerations or functions of time that are not in "
                          "`coordinates`; list every coordinate it uses")
+    if not expr.free_symbols & set(positions + rates):
+        # 1 = 0 or e^t = 0 has no solution, t = 0 holds at one instant: neither restricts a motion
+        raise ValueError(f"`constraint` {constraint} contains none of the coordinates, so it constrains nothing "
+                         "(or nothing can satisfy it); write a relation between the coordinates, their rates and t")
     return expr, positions, rates
 
 
