@@ -444,6 +444,36 @@ def test_lesson04_classify_keeps_the_rolling_disk_nonholonomic_and_tests_rows_to
     assert lesson04.classify(x.diff(t) - x, [x]) == "rheonomic"  # x e^(-t) = const
 
 
+def test_lesson04_classify_ignores_factors_of_time_alone_and_integrates_them_away():
+    # e^t (x^2 + y^2 - 1) = 0 is the fixed unit circle: a factor free of the coordinates does not move
+    # the zero set, so the row is scleronomic although t appears in it; a factor holding x does move it
+    x, y = dynamicsymbols("x y")
+    t = dynamicsymbols._t
+    assert lesson04.classify(sm.exp(t) * (x**2 + y**2 - 1), [x, y]) == "scleronomic"
+    assert lesson04.classify((1 + t**2) * (x - t), [x, y]) == "rheonomic"
+    assert lesson04.classify([sm.exp(t) * (x - 1), y.diff(t) - x.diff(t)], [x, y]) == "scleronomic"
+    # the common factor e^t is divided out before the potential is sought
+    found = lesson04.integral(sm.exp(t) * (x * x.diff(t) + y * y.diff(t)), [x, y])
+    assert found is not None and sm.simplify(found.diff(t) - (x * x.diff(t) + y * y.diff(t))) == 0
+    # y x' - x y' = 0 is a ray through the origin (y / x fixed); its integral is real, not a complex log
+    ray = y * x.diff(t) - x * y.diff(t)
+    assert lesson04.classify(ray, [x, y]) == "scleronomic"
+    found = lesson04.integral(ray, [x, y])
+    assert found is not None and not found.has(sm.I)
+    assert sm.simplify(found.diff(t) * (x**2 + y**2) - ray) == 0  # integrating factor 1 / (x^2 + y^2)
+
+
+def test_lesson04_check_7_reads_the_rows_at_a_time_other_than_zero():
+    # a row with a coefficient that carries t agrees with rolling at t = 0 only; it must be refused
+    rows = _sphere_rows()
+    t = dynamicsymbols._t
+    theta = dynamicsymbols("theta")
+    wrong = [rows[0] + t * theta.diff(t), rows[1]]
+    feedback = lesson04.check_7(wrong, "nonholonomic")
+    assert not feedback and "allow other velocities" in str(feedback)
+    assert lesson04.check_7(rows, "nonholonomic")
+
+
 def test_lesson04_classify_refuses_what_it_cannot_test():
     x, y = dynamicsymbols("x y")
     t = dynamicsymbols._t
@@ -453,6 +483,11 @@ def test_lesson04_classify_refuses_what_it_cannot_test():
         lesson04.classify(x.diff(t) - y, [x])
     with pytest.raises(ValueError, match="`coordinates`"):
         lesson04.classify(x.diff(t), [])
+    for row in (sm.Integer(1), sm.exp(t), t):  # no coordinate: not a constraint (1 = 0 used to divide by zero)
+        with pytest.raises(ValueError, match="none of the coordinates"):
+            lesson04.classify(row, [x])
+        with pytest.raises(ValueError, match="none of the coordinates"):
+            lesson04.integral(row, [x])
 
 
 def test_lesson02_rk4_boundary_matches_the_package_interval():

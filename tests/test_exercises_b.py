@@ -15,12 +15,13 @@ GRAVITY = 9.81
 
 # --- published solutions, written as in the notebooks' Solution boxes -------------------------------------
 
-def _spring_pendulum(with_spring: bool = True) -> udk.Model:
+def _spring_pendulum(with_spring: bool = True, scale: float = 1.0) -> udk.Model:
+    # scale multiplies the mass and the stiffness together: the same accelerations, a wrong model
     theta = dynamicsymbols("theta")
     m, length, k, g = sm.symbols("m l k g", positive=True)
     potential = -m * g * length * sm.cos(theta) + (k * theta**2 / 2 if with_spring else 0)
     return udk.Model([theta], kinetic_energy=m * length**2 * theta.diff() ** 2 / 2, potential_energy=potential,
-                     parameters={m: 0.4, length: 0.8, k: 3.0, g: GRAVITY})
+                     parameters={m: 0.4 * scale, length: 0.8, k: 3.0 * scale, g: GRAVITY})
 
 
 def _spring_pendulum_with_a_row() -> udk.Model:
@@ -32,13 +33,20 @@ def _spring_pendulum_with_a_row() -> udk.Model:
                      parameters={m: 0.4, length: 0.8, k: 3.0, g: GRAVITY})
 
 
-def _circle_model(mass: float = 0.5) -> udk.Model:
+def _circle_model(mass: float = 0.5, momentum_value: float = 1.5, gravity: float = 0.0) -> udk.Model:
     x, y = dynamicsymbols("x y")
     m, radius, momentum = sm.symbols("m R L", positive=True)
     return udk.Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
-                     holonomic=[x**2 + y**2 - radius**2],
+                     potential_energy=m * gravity * y, holonomic=[x**2 + y**2 - radius**2],
                      nonholonomic=[m * (x * y.diff() - y * x.diff()) - momentum],
-                     parameters={m: mass, radius: 2.0, momentum: 1.5})
+                     parameters={m: mass, radius: 2.0, momentum: momentum_value})
+
+
+def _identify_without_mass(t, q, k, m, g):
+    # the typical slip: e . c / m (what the fit gives) without multiplying by m
+    e = np.array([1.0, k]) / np.hypot(1.0, k)
+    a = 2 * np.polyfit(t, q @ e, 2)[0]
+    return a + g * k / np.hypot(1.0, k)
 
 
 def _circle_without_momentum() -> udk.Model:
@@ -130,6 +138,7 @@ WRONG = [
     (lesson05.check_3, True, "power theorem"),
     (lesson05.check_3, "maybe", "True or False"),
     (lesson05.check_4, _spring_pendulum(with_spring=False), "spring is missing"),
+    (lesson05.check_4, _spring_pendulum(scale=2.0), "inertia"),
     (lesson05.check_4, "theta", "udk.Model"),
     (lesson05.check_4, _spring_pendulum_with_a_row(), "no constraint rows"),
     (lesson05.check_4, _circle_model(), "one coordinate"),
@@ -154,6 +163,9 @@ WRONG = [
     (lesson06.check_4, _circle_without_momentum(), "second, nonholonomic constraint"),
     (lesson06.check_4, _circle_at_velocity_level(), "0 holonomic and 2 nonholonomic"),
     (lesson06.check_4, _circle_with_momentum_of_wrong_sign(), "do not hold there"),
+    # two rows on two coordinates fix q'' whatever M and Q are: only the constraint force shows these
+    (lesson06.check_4, _circle_model(gravity=9.81), "constraint force"),  # not a free particle
+    (lesson06.check_4, _circle_model(mass=1.0, momentum_value=3.0), "constraint force"),  # same j, mass doubled
     (lesson06.check_4, 42, "udk.Model"),
     (lesson06.check_4, _spring_pendulum(), "two coordinates"),
     (lesson07.check_1, -GRAVITY * 2 / np.sqrt(5), "ideal wire"),
@@ -169,6 +181,7 @@ WRONG = [
     (lesson07.check_4, lambda t, q, k, m, g: 1.0, "Fit s(t)"),
     (lesson07.check_4, lambda t, q, k, m, g: m * 2 * np.polyfit(t, q[:, 0], 2)[0], "Fit s(t)"),
     (lesson07.check_4, lambda t, q, k, m, g: 1 / 0, "ZeroDivisionError"),
+    (lesson07.check_4, _identify_without_mass, "m = 2.5 kg"),  # an acceleration, not a force
     (lesson07.check_4, lambda t, q, k, m, g: "c", "one finite real number"),
     (lesson07.check_4, 5, "a function"),
     (lesson05.check_6, False, "work on one body"),

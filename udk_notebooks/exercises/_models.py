@@ -47,7 +47,8 @@ def model_disagreement(student: Model, reference: Model, states: Sequence[tuple[
     -------
     str or None
         A sentence for the student (what differs, and where), or None when the
-        two models agree on every probe.
+        two models agree on every probe, in their accelerations and in their
+        constraint forces ``M q'' - Q``.
     """
     if student.n != reference.n:
         return f"the model has {student.n} coordinates; the system needs {reference.n}."
@@ -69,10 +70,20 @@ def model_disagreement(student: Model, reference: Model, states: Sequence[tuple[
         size = 1.0 + np.abs(np.linalg.solve(M2, Q2)).max()
         for k in range(probes + 1):
             force = np.zeros(reference.n) if k == 0 else rng.standard_normal(reference.n) * size * np.abs(np.diag(M2)).max()
-            got = udwadia_kalaba(M1, Q1 + force, A1, b1, C=C1).qdd
-            want = udwadia_kalaba(M2, Q2 + force, A2, b2, C=C2).qdd
+            motion_mine = udwadia_kalaba(M1, Q1 + force, A1, b1, C=C1)
+            motion_theirs = udwadia_kalaba(M2, Q2 + force, A2, b2, C=C2)
+            got, want = motion_mine.qdd, motion_theirs.qdd
+            pushed = "" if k == 0 else " when a test force pushes the system"
             if not np.allclose(got, want, rtol=rtol, atol=rtol * size):
-                pushed = "" if k == 0 else " when a test force pushes the system"
                 return (f"at q = {np.round(q, 4)}, q' = {np.round(qd, 4)}{pushed}, your model accelerates with "
                         f"{np.round(got, 4)}, the system with {np.round(want, 4)}.")
+            # as many constraints as coordinates fix q'' whatever M and Q are: then only the constraint
+            # force M q'' - Q tells a wrong mass or a stray impressed force (gravity on a 'free' particle)
+            reaction_mine = motion_mine.ideal + motion_mine.nonideal
+            reaction_theirs = motion_theirs.ideal + motion_theirs.nonideal
+            force_scale = size * np.abs(np.diag(M2)).max()
+            if not np.allclose(reaction_mine, reaction_theirs, rtol=rtol, atol=rtol * force_scale):
+                return (f"at q = {np.round(q, 4)}, q' = {np.round(qd, 4)}{pushed} your model moves as the system "
+                        f"does, but its constraint force is {np.round(reaction_mine, 4)} N instead of "
+                        f"{np.round(reaction_theirs, 4)} N: check the masses and the impressed forces.")
     return None

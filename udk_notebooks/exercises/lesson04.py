@@ -49,13 +49,31 @@ def _plain(constraint, coordinates) -> tuple[sm.Expr, list[sm.Symbol], list[sm.S
     q = list(coordinates)
     if not q or not all(isinstance(c, sm.Function) and c.args == (TIME,) for c in q):
         raise ValueError("`coordinates`: give a nonempty list of dynamicsymbols, e.g. dynamicsymbols('x y')")
-    positions = list(sm.symbols(f"p0:{len(q)}"))
-    rates = list(sm.symbols(f"v0:{len(q)}"))
+    # real symbols: sympy then integrates y dx - x dy over x^2 + y^2 to an atan, not to complex logs
+    positions = list(sm.symbols(f"p0:{len(q)}", real=True))
+    rates = list(sm.symbols(f"v0:{len(q)}", real=True))
     expr = sm.sympify(constraint).xreplace(dict(zip([c.diff(TIME) for c in q], rates))).xreplace(dict(zip(q, positions)))
     if expr.atoms(sm.Derivative) or expr.atoms(AppliedUndef):
         raise ValueError("`constraint` contains accelerations or functions of time that are not in "
                          "`coordinates`; list every coordinate it uses")
+    if not expr.free_symbols & set(positions + rates):
+        # 1 = 0 or e^t = 0 has no solution, t = 0 holds at one instant: neither restricts a motion
+        raise ValueError(f"`constraint` {constraint} contains none of the coordinates, so it constrains nothing "
+                         "(or nothing can satisfy it); write a relation between the coordinates, their rates and t")
     return expr, positions, rates
+
+
+def _without_time_factors(expr: sm.Expr, positions: list) -> sm.Expr:
+    """``expr`` with its factors free of the coordinates removed (``e^t (x^2 + y^2 - 1)`` gives ``x^2 + y^2 - 1``).
+
+    A factor ``g(t)`` does not move the zero set of a position row: ``g(t) phi(q) = 0``
+    is ``phi(q) = 0`` wherever ``g(t) != 0``, so it must not make the row rheonomic.
+    """
+    factored = sm.factor(expr)
+    if not isinstance(factored, sm.Mul):
+        return expr
+    kept = [f for f in factored.args if f.free_symbols & set(positions)]
+    return sm.Mul(*kept) if kept else expr
 
 
 def _pfaffian_row(expr: sm.Expr, positions: list, rates: list) -> list[sm.Expr]:
@@ -67,6 +85,7 @@ def _pfaffian_row(expr: sm.Expr, positions: list, rates: list) -> list[sm.Expr]:
     has no Pfaffian form and is refused.
     """
     if not expr.free_symbols & set(rates):
+        expr = _without_time_factors(expr, positions)
         return [sm.diff(expr, p) for p in positions] + [sm.diff(expr, TIME)]
     weights = [sm.diff(expr, v) for v in rates]
     if any(w.free_symbols & set(rates) for w in weights):
@@ -123,7 +142,8 @@ def classify(constraint, coordinates) -> str:
     """The kind of a constraint ``f(q, q', t) = 0`` (or of a set of rows): scleronomic, rheonomic or nonholonomic.
 
     A constraint without velocities is holonomic: rheonomic when time appears
-    explicitly, scleronomic otherwise (textbook chapter "Analytical dynamics -
+    explicitly in a factor that holds a coordinate, scleronomic otherwise
+    (``e^t (x^2 + y^2 - 1) = 0`` is the fixed circle) (textbook chapter "Analytical dynamics -
     an overview", 2003, Eq. 3.7). A constraint affine in the velocities,
     ``w(q, t) . q' + w_t(q, t) = 0``, is the Pfaffian form
     ``omega = w . dq + w_t dt = 0`` on the motions; it is holonomic exactly
@@ -159,7 +179,8 @@ def classify(constraint, coordinates) -> str:
     plain = [_plain(row, coordinates) for row in rows]
     positions, rates = plain[0][1], plain[0][2]
     if all(not expr.free_symbols & set(rates) for expr, _, _ in plain):
-        return "rheonomic" if any(TIME in expr.free_symbols for expr, _, _ in plain) else "scleronomic"
+        moving = any(TIME in _without_time_factors(expr, positions).free_symbols for expr, _, _ in plain)
+        return "rheonomic" if moving else "scleronomic"
     pfaffian = [_pfaffian_row(expr, positions, rates) for expr, _, _ in plain]
     if not _frobenius_integrable(pfaffian, positions + [TIME]):
         return "nonholonomic"
@@ -209,7 +230,9 @@ def integral(constraint, coordinates):
     expr, positions, rates = _plain(constraint, coordinates)
     form = _pfaffian_row(expr, positions, rates)
     variables = positions + [TIME]
-    factors = [sm.Integer(1)] + [1 / w for w in form if w != 0] + [1 / sum(w**2 for w in form)]
+    nonzero = [w for w in form if w != 0]
+    # 1 / gcd removes a common factor such as e^t in e^t (x x' + y y')
+    factors = [sm.Integer(1), 1 / sm.gcd_list(nonzero)] + [1 / w for w in nonzero] + [1 / sum(w**2 for w in form)]
     for factor in factors:
         potential = _exact_potential([sm.simplify(factor * w) for w in form], variables)
         if potential is not None:
@@ -527,7 +550,9 @@ def check_7(sphere_rows, sphere_kind) -> Feedback:
                                "contact point's velocity v_O + omega x (C - O) is zero.")
     rng = np.random.default_rng(311)
     for _ in range(5):
-        point = dict(zip(SPHERE_COORDINATES, rng.uniform(0.2, 1.4, 5)), R=float(rng.uniform(0.5, 2.0)), t=0.0)
+        # a random time too: a row whose coefficients carry t must not pass by being read at t = 0
+        point = dict(zip(SPHERE_COORDINATES, rng.uniform(0.2, 1.4, 5)), R=float(rng.uniform(0.5, 2.0)),
+                     t=float(rng.uniform(0.5, 3.0)))
         mine = _velocity_rows(renamed, coordinates, point)
         theirs = _velocity_rows(reference, coordinates, point)
         if np.linalg.matrix_rank(mine, tol=1e-9) != 2 or np.linalg.matrix_rank(np.vstack([mine, theirs]), tol=1e-9) != 2:

@@ -127,7 +127,7 @@ def check_4(spring_pendulum) -> Feedback:
     Returns
     -------
     Feedback
-        Its acceleration at five states must be
+        Its inertia must be ``m l^2`` and its acceleration at five states
         ``theta'' = -(g / l) sin(theta) - k theta / (m l^2)``.
     """
     if not isinstance(spring_pendulum, Model):
@@ -138,6 +138,11 @@ def check_4(spring_pendulum) -> Feedback:
         return Feedback(False, "in its angle the pendulum needs no constraint rows: the rod is built into theta.")
     compiled = spring_pendulum.compile()
     m, length, stiffness = _SPRING_PENDULUM["m"], _SPRING_PENDULUM["l"], _SPRING_PENDULUM["k"]
+    # the accelerations fix only k / m: a model with m and k both doubled moves alike, so the inertia is checked too
+    inertia = float(np.asarray(compiled.evaluate(0.0, [0.3], [0.0], compiled.parameters())[0]).reshape(-1)[0])
+    if not np.isclose(inertia, m * length**2, rtol=1e-9):
+        return Feedback(False, f"your model's inertia (its 1 x 1 mass matrix) is {inertia:.6g} kg m^2; a point mass "
+                               f"m on a rod of length l has m l^2 = {m * length**2:.6g} kg m^2.")
     for angle, rate in [(0.0, 0.0), (0.3, 0.0), (-1.1, 2.0), (2.5, -1.0), (0.7, 4.0)]:
         got = float(compiled.motion(0.0, [angle], [rate]).qdd[0])
         want = -GRAVITY / length * np.sin(angle) - stiffness * angle / (m * length**2)

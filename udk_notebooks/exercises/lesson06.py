@@ -5,7 +5,7 @@ angular-momentum constraints (``examples.kepler``), from the conic's exact
 time law (:func:`examples.kepler.exact_state`), from simulations, and, for
 the student's own model, from the centripetal force ``m v^2 / R`` of uniform
 circular motion. Source: encyclopedia article "Udwadia-Kalaba equation",
-section "Inverse Kepler problem" (seed 002).
+section "Inverse Kepler problem".
 """
 
 from __future__ import annotations

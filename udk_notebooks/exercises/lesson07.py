@@ -114,8 +114,8 @@ def check_3(one_wire_fixes_c) -> Feedback:
     return Feedback(False, "try c = (1, 2) and c = (1, 2) + 3 (k, -1) in a simulation: the bead cannot tell them apart.")
 
 
-def _synthetic(slope: float, c: np.ndarray, noise: float, rng: np.random.Generator):
-    run = _run({"m": 1.0, "g": GRAVITY, "k": slope, "c1": float(c[0]), "c2": float(c[1])}, horizon=1.5, samples=61)
+def _synthetic(slope: float, c: np.ndarray, noise: float, rng: np.random.Generator, mass: float = 1.0):
+    run = _run({"m": mass, "g": GRAVITY, "k": slope, "c1": float(c[0]), "c2": float(c[1])}, horizon=1.5, samples=61)
     return run.t, run.q + noise * rng.standard_normal(run.q.shape)
 
 
@@ -135,16 +135,17 @@ def check_4(identify) -> Feedback:
     -------
     Feedback
         The function is run on noise-free and noisy synthetic data from
-        simulations with known ``c`` on three wires.
+        simulations with known ``c`` on three wires, with masses 1, 2.5 and 0.4 kg.
     """
     if not callable(identify):
         raise AnswerFormError(f"`identify` should be a function; got {type(identify).__name__}")
     rng = np.random.default_rng(20050101)
-    cases = [(2.0, np.array([1.0, 2.0]), 0.0, 1e-6), (0.5, np.array([-0.7, 1.3]), 0.0, 1e-6),
-             (-1.0, np.array([2.0, 0.5]), 1e-3, 0.05)]
-    for slope, c, noise, tolerance in cases:
-        t, q = _synthetic(slope, c, noise, rng)
-        result = identify(t.copy(), q.copy(), slope, 1.0, GRAVITY)
+    # masses other than 1 kg, so that an answer that leaves out m (an acceleration, not a force) fails
+    cases = [(2.0, np.array([1.0, 2.0]), 0.0, 1e-6, 1.0), (0.5, np.array([-0.7, 1.3]), 0.0, 1e-6, 2.5),
+             (-1.0, np.array([2.0, 0.5]), 1e-3, 0.05, 0.4)]
+    for slope, c, noise, tolerance, mass in cases:
+        t, q = _synthetic(slope, c, noise, rng, mass)
+        result = identify(t.copy(), q.copy(), slope, mass, GRAVITY)
         if result is None:  # the notebook's stub still returns its None placeholder
             return Feedback(False, "replace the None placeholder(s) with your answer and run the cell again: "
                                    "`identify` still returns None.")
@@ -152,7 +153,7 @@ def check_4(identify) -> Feedback:
         truth = float(_tangent(slope) @ c)
         if abs(estimate - truth) > tolerance:
             what = "noise-free" if noise == 0 else f"noisy (sigma = {noise:g} m)"
-            return Feedback(False, f"on {what} data on the wire k = {slope:g} your estimate is {estimate:.6g} N, "
+            return Feedback(False, f"on {what} data on the wire k = {slope:g} with m = {mass:g} kg your estimate is {estimate:.6g} N, "
                                    f"the truth {truth:.6g} N. Fit s(t) = s0 + v0 t + a t^2 / 2 to s = e . q "
                                    "and use e . c = m a + m g k / sqrt(1 + k^2).")
     return Feedback(True, "Your identification recovers e . c on all three wires, noise-free and noisy.")
