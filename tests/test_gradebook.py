@@ -270,3 +270,5 @@ def test_grading_one_file_again_replaces_only_its_row(course, tmp_path):
     assert after["B/adoe"]["questions"]["q1"] == 2.0 and after["B/adoe"].get("manual") == old.get("manual")
     new_total = 2.0 + sum(old.get("manual", {}).values())  # hand-graded points are kept
     assert f"regraded B/adoe: total {old['total']:g} -> {new_total:g} (changed file" in (out / "grading.log").read_text()
+    for question, points in old.get("manual", {}).items():  # and they stay in the student's feedback
+        assert f"{question}: {points:g} of 3" in (out / "B" / "adoe.md").read_text()

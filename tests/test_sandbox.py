@@ -106,3 +106,13 @@ def test_limits_check_their_values(change, message):
 def test_run_sandboxed_checks_its_files(tmp_path):
     with pytest.raises(ValueError, match="`files`"):
         run_sandboxed([sys.executable, "-c", "pass"], {"../escape": tmp_path / "missing"})
+
+
+def test_a_sandbox_that_cannot_be_set_up_is_the_graders_error_not_the_students(monkeypatch):
+    import udk_notebooks.assign.sandbox as sandbox
+
+    real = sandbox._mount_arguments
+    monkeypatch.setattr(sandbox, "_mount_arguments",
+                        lambda files, size: real(files, size) + ["--ro-bind", "/nonexistent-udk-folder", "/x"])
+    with pytest.raises(sandbox.SandboxUnavailable, match="could not be set up"):
+        _python("pass")

@@ -602,17 +602,24 @@ def _manual_answers(path: Path, spec: dict) -> dict[str, list[str]]:
 
 
 def _collect_manual(out: Path, spec: dict, collected: dict[str, dict[str, list[str]]]) -> None:
-    """``OUT/manual/<question>.md`` (every student's answer) and a ``<question>.csv`` to fill in with points."""
+    """``OUT/manual/<question>.md`` (every student's answer) and a ``<question>.csv`` to fill in with points.
+
+    The answers are kept in ``<question>.json`` (merged across runs like the
+    gradebook) and the Markdown file is written again from it; the CSV only
+    gains rows for new files, so points already typed in are never lost.
+    """
     for q in (q for q in spec["questions"] if q["manual"]):
         folder = out / "manual"
         folder.mkdir(parents=True, exist_ok=True)
-        text = folder / f"{q['name']}.md"
-        previous = text.read_text() if text.is_file() else f"# {spec['name']}, {q['name']} ({q['points']:g} points)\n"
-        sections = dict(re.findall(r"^## (.+?)\n(.*?)(?=^## |\Z)", previous, flags=re.M | re.S))
+        store = folder / f"{q['name']}.json"
+        answers = json.loads(store.read_text()) if store.is_file() else {}
         for key, cells in collected.items():
-            sections[key] = "\n\n".join(cells.get(q["name"], ["(no answer cell found)"])) + "\n\n"
-        header = previous.split("\n## ", 1)[0].rstrip("\n") + "\n\n"
-        text.write_text(header + "".join(f"## {key}\n{body}" for key, body in sorted(sections.items())))
+            answers[key] = cells.get(q["name"], [])
+        store.write_text(json.dumps(answers, indent=1, sort_keys=True))
+        lines = [f"# {spec['name']}, {q['name']} ({q['points']:g} points): the answers to grade by hand", ""]
+        for key, cells in sorted(answers.items()):
+            lines += [f"## {key}", ""] + (["\n\n".join(cells)] if cells else ["(no answer cell found)"]) + [""]
+        (folder / f"{q['name']}.md").write_text("\n".join(lines))
         table = folder / f"{q['name']}.csv"
         known = set()
         if table.is_file():
@@ -702,8 +709,6 @@ def grade_folder(autograder, submissions: str | Path, out: str | Path, *, worker
             entry = match_student(path.stem, entries) if entries is not None else None
             if entries is not None and entry is None:
                 book.log(f"no roster student for {key}")
-            (out / f"{key}.json").write_text(json.dumps(feedback, indent=1))
-            write_feedback(feedback, out / key, spec, entry.name if entry and entry.name else None)
             row = {"file": str(path), "sha256": digest, "graded_at": datetime.datetime.now(
                        datetime.timezone.utc).isoformat(timespec="seconds"),
                    "submitted_at": datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
@@ -713,6 +718,12 @@ def grade_folder(autograder, submissions: str | Path, out: str | Path, *, worker
                    "login": entry.login if entry else "", "email": entry.email if entry else "",
                    "lms_id": entry.lms_id if entry else "", "section": entry.section if entry else ""}
             book.record(key, row)
+            for q in feedback["questions"]:  # points graded by hand before a regrade stay in the feedback
+                if q["name"] in book.rows[key].get("manual", {}):
+                    q["score"] = book.rows[key]["manual"][q["name"]]
+            feedback["score"] = round(sum(q["score"] or 0.0 for q in feedback["questions"]), 10)
+            (out / f"{key}.json").write_text(json.dumps(feedback, indent=1))
+            write_feedback(feedback, out / key, spec, entry.name if entry and entry.name else None)
             manual_answers[key] = _manual_answers(path, spec)
             book.save()  # after every submission: an interrupted run keeps what it graded
     _collect_manual(out, spec, manual_answers)

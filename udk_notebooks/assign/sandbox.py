@@ -24,8 +24,10 @@ runs inside ``bwrap`` (the Debian/Ubuntu package ``bubblewrap``) with
   it, detached or not.
 
 Results leave the sandbox through one pipe (a file descriptor given to the
-command) and are read up to a byte limit; the command's own standard output
-and error are discarded but for the tail of standard error.
+command) and are read up to a byte limit; the command's standard output goes
+to ``/dev/null`` and of its standard error only the tail is kept. A sandbox
+that could not be set up raises :class:`SandboxUnavailable` rather than pass
+for a submission that returned nothing.
 """
 
 from __future__ import annotations
@@ -126,7 +128,7 @@ class SandboxResult:
 
 
 def _bwrap() -> str | None:
-    return shutil.which("bwrap") or (("/usr/bin/bwrap") if os.path.exists("/usr/bin/bwrap") else None)
+    return shutil.which("bwrap") or ("/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None)
 
 
 @functools.lru_cache(maxsize=1)
@@ -229,6 +231,7 @@ class _Cgroups:
 
     def __init__(self, limits: Limits):
         self.paths: list[Path] = []
+        self.limits_processes = False
         values = {"pids": limits.processes, "memory": limits.memory_bytes}
         name = f"udk-sandbox-{uuid.uuid4().hex}"
         for controller, (base, limit) in _cgroup_bases().items():
@@ -240,6 +243,7 @@ class _Cgroups:
                 (path / limit).write_text(str(values[controller]))
             except OSError:
                 continue
+            self.limits_processes = self.limits_processes or controller == "pids"
 
     def join_command(self) -> list[str]:
         """A shell prefix that moves itself into every cgroup, then runs the rest of the command line."""
@@ -360,7 +364,9 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
     Raises
     ------
     SandboxUnavailable
-        When :func:`sandbox_problem` finds a reason.
+        When :func:`sandbox_problem` finds a reason, or the sandbox could not
+        be set up (so that a broken grader never passes for a student's
+        failure).
     """
     problem = sandbox_problem()
     if problem:
@@ -377,9 +383,16 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
               "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
               "JUPYTER_CONFIG_DIR": "/tmp/jupyter-config", "JUPYTER_DATA_DIR": "/tmp/jupyter-data",
               **(env or {})}
+    cgroups = _Cgroups(limits)
+    if os.geteuid() == 0 and not cgroups.limits_processes:
+        cgroups.remove()
+        raise SandboxUnavailable("running as root, where RLIMIT_NPROC does not apply, and the sandbox's `pids` "
+                                 "cgroup could not be created")
     read_end, write_end = os.pipe()
     command = [arg.replace("{result_fd}", str(write_end)) for arg in command]
-    cgroups = _Cgroups(limits)
+    # Inside, a shell says "started" on standard output, the grader's pipe, then runs the command with its
+    # standard output on /dev/null: no word on that pipe means the sandbox never got to the command.
+    command = ["/bin/sh", "-c", 'printf started && exec "$@" >/dev/null', "sh", *command]
     prlimit = ["prlimit", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}", "--core=0",
                "--nofile=1024", f"--nproc={limits.processes}", "--"]
     bwrap = [_bwrap(), "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
@@ -391,7 +404,7 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
     start = time.monotonic()
     data, truncated, tail = [], [], []
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, pass_fds=(write_end,),
                                    env={"PATH": "/usr/bin:/bin", **cgroups.environment()})
     finally:
@@ -399,8 +412,11 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
     reader = threading.Thread(target=_drain, args=(os.fdopen(read_end, "rb"), limits.result_bytes, data, truncated),
                               daemon=True)
     errors = threading.Thread(target=_tail, args=(process.stderr, tail), daemon=True)
+    started, extra = [], []
+    greeting = threading.Thread(target=_drain, args=(process.stdout, 16, started, extra), daemon=True)
     reader.start()
     errors.start()
+    greeting.start()
     timed_out = False
     try:
         process.wait(timeout=limits.wall_seconds)
@@ -412,5 +428,9 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
         cgroups.remove()
     reader.join(timeout=30)
     errors.join(timeout=30)
+    greeting.join(timeout=30)
+    if not b"".join(started).startswith(b"started") and not timed_out:  # never the submission's doing: its code had not started
+        stderr = (tail[0] if tail else b"").decode("utf-8", "replace")[-600:]
+        raise SandboxUnavailable(f"the sandbox could not be set up (exit {process.returncode}): {stderr.strip()}")
     return SandboxResult(process.returncode, b"".join(data), bool(truncated and truncated[0]), timed_out,
                          (tail[0] if tail else b"").decode("utf-8", "replace")[-600:], time.monotonic() - start)
