@@ -243,7 +243,7 @@ def test_feedback_and_the_executed_notebook_are_written(course):
 def test_written_answers_are_collected_and_their_scores_merged(course):
     out = course["out"]
     collected = (out / "manual" / "q2.md").read_text()
-    assert "## A/adoe\nThe scale is 3." in collected and "## B/adoe\nNo idea." in collected
+    assert "## A/adoe\n\nThe scale is 3." in collected and "## B/adoe\n\nNo idea." in collected
     student = nbformat.read(course["student"], as_version=4)
     assert any(c.cell_type == "markdown" and "otter_answer_cell" in c.metadata.get("tags", []) for c in student.cells)
     table = out / "manual" / "q2.csv"

@@ -50,6 +50,10 @@ def _points(value) -> str:
     return "-" if value is None else f"{value:g}"
 
 
+def _worth(points: float) -> str:
+    return f"{points:g} point" + ("" if points == 1 else "s")
+
+
 def _question_answers(feedback: dict, spec: dict | None) -> dict[str, list[str]]:
     names = {q["name"]: q.get("answers", []) for q in (spec or {}).get("questions", [])}
     return {q["name"]: names.get(q["name"], []) for q in feedback["questions"]}
@@ -70,10 +74,10 @@ def _status_lines(feedback: dict) -> list[str]:
 def _total_line(feedback: dict) -> str:
     manual = feedback.get("manual_points") or 0.0
     maximum = feedback["max_score"] + manual
-    line = f"{feedback['score']:g} of {maximum:g} points"
+    line = f"{feedback['score']:g} of {_worth(maximum)}"
     pending = [q for q in feedback["questions"] if q.get("manual") and q["score"] is None]
     if pending:
-        line += f" ({sum(q['max_score'] for q in pending):g} points of questions graded by hand still to come)"
+        line += f" ({_worth(sum(q['max_score'] for q in pending))} of questions graded by hand still to come)"
     return line
 
 
@@ -104,7 +108,7 @@ def feedback_markdown(feedback: dict, spec: dict | None = None, student: str | N
         for number, t in enumerate(q["tests"], start=1):
             kind = "hidden" if t["hidden"] else "public"
             mark = "passed" if t["passed"] else "failed"
-            lines.append(f"- {kind} test {number} ({t['points']:g} points): {mark}")
+            lines.append(f"- {kind} test {number} ({_worth(t['points'])}): {mark}")
             if t["message"]:
                 lines += ["", "  ```", *[f"  {line}" for line in t["message"].splitlines()], "  ```"]
         names = _question_answers(feedback, spec)[q["name"]]

@@ -675,7 +675,7 @@ def grade_folder(autograder, submissions: str | Path, out: str | Path, *, worker
     entries = read_roster(roster) if roster is not None else None
     found, skipped = find_submissions(submissions, out)
     if not found:
-        raise ValueError(f"`submissions` {str(submissions)!r} holds no .ipynb file"
+        raise ValueError(f"`submissions` folder {str(submissions)!r} holds no .ipynb file"
                          + (f" (skipped: {'; '.join(skipped[:5])})" if skipped else ""))
     if not options.get("unsafe"):
         problem = sandbox_problem()
