@@ -9,6 +9,9 @@ with time limits; their answers leave the kernel as plain data
 (:mod:`.answers`) and the tests run in a separate, isolated process
 (:mod:`.trusted`), so nothing a submission redefines changes its score.
 Students check their work with :class:`Checker` (``grader.check("q1")``).
+The build also grades generated wrong submissions and fails when one scores
+more than it deserves (:mod:`.discriminate`); a master may give each student
+their own numbers (:class:`Variant`, :mod:`.variants`).
 
 Command line (``python -m udk_notebooks.assign --help``)::
 
@@ -25,12 +28,14 @@ from importlib import import_module
 
 from .checks import CheckResult, Checker, run_case
 from .format import Assignment, AssignmentFormatError, Question, TestCase, read_master, strip_solution
+from .variants import Variant
 
 _LAZY = {
     **dict.fromkeys(["BuildError", "build_all", "build_assignment", "export_otter", "solution_notebook",
                      "student_notebook"], "build"),
-    **dict.fromkeys(["ExecutionReport", "execute_submission", "grade_folder", "grade_notebook",
+    **dict.fromkeys(["ExecutionReport", "execute_submission", "grade_answers", "grade_folder", "grade_notebook",
                      "load_autograder"], "grade"),
+    **dict.fromkeys(["WrongSubmission", "check_discrimination", "wrong_submissions"], "discriminate"),
 }
 
 
@@ -54,12 +59,17 @@ __all__ = [
     "export_otter",
     "solution_notebook",
     "student_notebook",
+    "WrongSubmission",
+    "check_discrimination",
+    "wrong_submissions",
+    "Variant",
     # checking and grading
     "CheckResult",
     "Checker",
     "run_case",
     "ExecutionReport",
     "execute_submission",
+    "grade_answers",
     "grade_folder",
     "grade_notebook",
     "load_autograder",

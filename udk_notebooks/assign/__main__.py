@@ -30,13 +30,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _summary(result: dict) -> str:
+    if result["score"] is None:
+        return ""
+    parts = [f"solutions: {result['score']:g}/{result['auto_max_score']:g}"]
+    if result["max_score"] != result["auto_max_score"]:
+        parts[0] += f" + {result['max_score'] - result['auto_max_score']:g} manual"
+    if result.get("discrimination"):
+        parts.append(f"{len(result['discrimination'])} wrong submissions held to their share")
+    if result.get("variant_ids"):
+        parts.append(f"variants of {len(result['variant_ids'])} sample ids at full marks")
+    return " (" + "; ".join(parts) + ")"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "build":
             for result in build_all(args.source, args.out, verify=not args.no_verify, otter=args.otter):
-                marks = "" if result["score"] is None else f" (solutions: {result['score']:g}/{result['max_score']:g})"
-                print(f"built {result['student']}{marks}")
+                print(f"built {result['student']}{_summary(result)}")
         else:
             table = grade_folder(args.autograder, args.submissions, args.out, time_limit=args.time_limit,
                                  cell_time_limit=args.cell_time_limit, case_time_limit=args.test_time_limit)

@@ -16,7 +16,11 @@
   same master (student notebook, tests, Gradescope autograder zip).
 
 Before writing anything final the solutions are graded with the new
-autograder, and the build fails unless they get full marks.
+autograder, and the build fails unless they get full marks: for every sampled
+student id of a master with per-student variants too (:mod:`.variants`).
+It also fails when a generated wrong submission (untouched stubs, zeros, an
+answer perturbed by 10 %, a wrong shape, the master's typical wrong answers)
+scores more than its honest share (:mod:`.discriminate`).
 """
 
 from __future__ import annotations
@@ -34,12 +38,16 @@ from pathlib import Path
 
 import nbformat
 
+from .answers import decode
+from .discriminate import check_discrimination, wrong_submissions
 from .format import Assignment, read_master, strip_solution
-from .grade import checks_of, grade_notebook, spec_of
+from .grade import checks_of, execute_submission, grade_answers, spec_of
+from .variants import with_student_id
 
 __all__ = ["BuildError", "build_all", "build_assignment", "export_otter", "solution_notebook", "student_notebook"]
 
 ANSWER_CELL_TAG = "otter_answer_cell"  # otter-grader's tag for the cells students fill in
+MANUAL_PROMPT = "_Type your answer here, replacing this text._"  # otter-grader's prompt for free-text answers
 
 
 class BuildError(RuntimeError):
@@ -69,6 +77,7 @@ def _notebook(assignment: Assignment, student: bool) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(assignment.metadata))
     public = {q.name for q in assignment.questions if q.public_tests}
     checked = {q.name for q in assignment.questions if not q.manual}
+    manual = {q.name for q in assignment.questions if q.manual}
     check_names = public if student else checked
     placed_init = False
     for part in assignment.cells:
@@ -83,6 +92,9 @@ def _notebook(assignment: Assignment, student: bool) -> nbformat.NotebookNode:
                     cell.metadata.setdefault("tags", []).append(ANSWER_CELL_TAG)
             elif not student:
                 cell = _clean(part.cell)
+            elif part.question in manual:
+                # A free-text question keeps a place for the student's answer; the model answer stays out.
+                cell = nbformat.v4.new_markdown_cell(MANUAL_PROMPT, metadata={"tags": [ANSWER_CELL_TAG]})
         if cell is not None:
             if not placed_init and cell.cell_type == "code":
                 nb.cells.append(_init_cell(assignment.name))
@@ -124,7 +136,8 @@ def _failures(feedback: dict) -> str:
 
 
 def build_assignment(master: str | Path, out: str | Path, *, verify: bool = True, otter: bool = False,
-                     time_limit: float = 600.0, kernel_name: str = "python3") -> dict:
+                     time_limit: float = 600.0, kernel_name: str = "python3", discriminate: bool = True,
+                     variant_sample: int = 3) -> dict:
     """Build the student, solutions and autograder versions of one master notebook.
 
     Parameters
@@ -136,25 +149,35 @@ def build_assignment(master: str | Path, out: str | Path, *, verify: bool = True
         ``otter/``) are replaced.
     verify : bool, optional
         Execute and grade the solutions; fail unless they get full marks. With
-        ``False`` the solutions notebook is written unexecuted.
+        ``False`` the solutions notebook is written unexecuted (and nothing below runs).
     otter : bool, optional
         Also run ``otter assign`` (needs the ``otter`` extra) into ``out/otter``.
     time_limit : float, optional
         Seconds for executing the solutions.
     kernel_name : str, optional
+    discriminate : bool, optional
+        Also grade generated wrong submissions (:mod:`.discriminate`) and fail
+        if any scores more than its honest share.
+    variant_sample : int, optional
+        For a master with per-student variants (:mod:`.variants`): how many
+        student ids (``udk: variant_ids`` of the config, else ``sample-1``,
+        ``sample-2``, ...) whose solutions must also score full marks.
 
     Returns
     -------
     dict
         The paths written (``student``, ``checks``, ``solutions``, ``autograder``,
-        ``otter``) and the solutions' ``score`` and ``max_score``.
+        ``otter``), the solutions' ``score``, ``auto_max_score`` (the tests' points)
+        and ``max_score`` (manual questions included), the ``discrimination`` rows
+        and the ``variant_ids`` checked.
 
     Raises
     ------
     AssignmentFormatError
         For a master that does not follow the format.
     BuildError
-        When the solutions lose points, or ``otter assign`` fails.
+        When the solutions (of any sampled variant) lose points, a wrong
+        submission scores more than its share, or ``otter assign`` fails.
     """
     assignment = read_master(master)
     out = Path(out)
@@ -170,24 +193,74 @@ def build_assignment(master: str | Path, out: str | Path, *, verify: bool = True
     _write_json(paths["autograder"], spec)
     _write_json(out / "solutions" / f"{name}_checks.json", checks_of(spec, hidden=True))
     solutions = solution_notebook(assignment)
-    result = {**{k: str(v) for k, v in paths.items()}, "score": None, "max_score": assignment.max_score}
+    result = {**{k: str(v) for k, v in paths.items()}, "score": None, "auto_max_score": assignment.auto_max_score,
+              "max_score": assignment.max_score, "discrimination": None, "variant_ids": []}
     if verify:
-        with tempfile.TemporaryDirectory(prefix="udk-build-") as folder:
-            source = Path(folder) / f"{name}.ipynb"
-            nbformat.write(solutions, source)
-            feedback = grade_notebook(spec, source, time_limit=time_limit, cell_time_limit=time_limit,
-                                      kernel_name=kernel_name, checks_hidden=True, keep_outputs=paths["solutions"])
-        result["score"] = feedback["score"]
-        if feedback["score"] != feedback["max_score"] or feedback.get("error"):
-            raise BuildError(
-                f"{Path(master).name}: the solutions score {feedback['score']:g} of {feedback['max_score']:g}; "
-                f"fix the master:\n{_failures(feedback)}{feedback.get('error', '')}"
-            )
+        run = _run_solutions(spec, solutions, None, time_limit, kernel_name, master)
+        nbformat.write(run["notebook"], paths["solutions"])
+        result["score"] = run["score"]
+        if discriminate:
+            result["discrimination"] = _discriminate(assignment, spec, run["answers"], master)
+        if spec["variants"]:
+            result["variant_ids"] = _check_variants(assignment, spec, solutions, variant_sample, time_limit,
+                                                    kernel_name, master)
     else:
         nbformat.write(solutions, paths["solutions"])
     if otter:
         result["otter"] = str(export_otter(master, out / "otter"))
     return result
+
+
+def _run_solutions(spec: dict, solutions, student_id: str | None, time_limit: float, kernel_name: str,
+                   master) -> dict:
+    """Execute the solutions (for one student's variant), grade them, fail unless they get full marks."""
+    nb = copy.deepcopy(solutions)
+    if student_id is not None:
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.source = with_student_id(cell.source, student_id)
+    names = sorted({answer for q in spec["questions"] for answer in q["answers"]})
+    with tempfile.TemporaryDirectory(prefix="udk-build-") as folder:
+        _write_json(Path(folder) / f"{spec['name']}_checks.json", checks_of(spec, hidden=True))
+        report = execute_submission(nb, folder, names, time_limit=time_limit, cell_time_limit=time_limit,
+                                    kernel_name=kernel_name)
+    questions, setup_error = grade_answers(spec, report.answers,
+                                           student_id=student_id if spec["variants"] else None)
+    got = round(sum(q["score"] or 0.0 for q in questions), 10)
+    full = sum(q["points"] for q in spec["questions"] if not q["manual"])
+    if got != full or setup_error:
+        feedback = {"questions": questions, "execution": report.summary()}
+        who = "" if student_id is None else f" (variant of student id {student_id!r})"
+        raise BuildError(f"{Path(master).name}: the solutions{who} score {got:g} of {full:g}; fix the master:\n"
+                         f"{_failures(feedback)}{setup_error or ''}")
+    return {"notebook": nb, "score": got, "answers": report.answers}
+
+
+def _discriminate(assignment: Assignment, spec: dict, answers: dict, master) -> list[dict]:
+    """Grade the generated wrong submissions; fail if any scores more than its honest share."""
+    solution = {name: decode(value) for name, value in answers.items()}
+    config = assignment.config.get("udk") or {}
+    subs = wrong_submissions(solution, spec["given"], config)
+    rows = check_discrimination(spec, assignment.answer_owners(), subs)
+    bad = [row for row in rows if not row["ok"]]
+    if bad:
+        lines = "\n".join(f"  {row['label']}: scores {row['score']:g}, at most {row['allowed']:g} allowed"
+                          for row in bad)
+        raise BuildError(f"{Path(master).name}: wrong answers score more than they deserve; make the hidden tests "
+                         f"check what they miss:\n{lines}")
+    return rows
+
+
+def _check_variants(assignment: Assignment, spec: dict, solutions, sample: int, time_limit: float,
+                    kernel_name: str, master) -> list[str]:
+    """Run and grade the solutions of each sampled student id's variant."""
+    if not (isinstance(sample, int) and sample >= 1):
+        raise ValueError(f"`variant_sample` must be a whole number of at least 1; got {sample!r}")
+    ids = [str(i) for i in (assignment.config.get("udk") or {}).get("variant_ids", [])][:sample]
+    ids += [f"sample-{n}" for n in range(1, sample - len(ids) + 1)]
+    for student_id in ids:
+        _run_solutions(spec, solutions, student_id, time_limit, kernel_name, master)
+    return ids
 
 
 def export_otter(master: str | Path, out: str | Path) -> Path:

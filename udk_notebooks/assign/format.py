@@ -145,7 +145,27 @@ class Assignment:
 
     @property
     def max_score(self) -> float:
+        """Every question's points, manual (free-text) ones included: what a student can earn."""
+        return float(sum(q.points for q in self.questions))
+
+    @property
+    def auto_max_score(self) -> float:
+        """The points the tests award (manual questions left out): what the solutions must score."""
         return float(sum(q.points for q in self.questions if not q.manual))
+
+    def answer_owners(self) -> dict[str, str]:
+        """Answer name to the question whose solution cells define it (the question that asks for it).
+
+        A name defined in the solutions of several questions belongs to the first.
+        """
+        owners: dict[str, str] = {}
+        answers = {name for q in self.questions for name in q.answers}
+        for part in self.cells:
+            if part.role != "solution" or part.cell.cell_type != "code" or part.question is None:
+                continue
+            for name in sorted(defined_names(strip_solution(part.cell.source)[1]) & answers):
+                owners.setdefault(name, part.question)
+        return owners
 
     def question(self, name: str) -> Question:
         for q in self.questions:

@@ -41,8 +41,10 @@ from pathlib import Path
 import nbformat
 
 from .format import Assignment, Question
+from .variants import uses_variants
 
-__all__ = ["ExecutionReport", "execute_submission", "grade_folder", "grade_notebook", "load_autograder", "score"]
+__all__ = ["ExecutionReport", "execute_submission", "grade_answers", "grade_folder", "grade_notebook",
+           "load_autograder", "score"]
 
 ANSWER_TIMEOUT = 60.0
 """Seconds the kernel has to hand over the answers after the last cell."""
@@ -226,7 +228,8 @@ def spec_of(assignment: Assignment) -> dict:
                 "tests": [{"code": t.code, "hidden": t.hidden, "points": t.points, "reads": list(t.reads)}
                           for t in q.tests]}
 
-    return {"format": "udk-assign/1", "name": assignment.name, "given": assignment.given_code(),
+    given = assignment.given_code()
+    return {"format": "udk-assign/1", "name": assignment.name, "given": given, "variants": uses_variants(given),
             "questions": [question(q) for q in assignment.questions]}
 
 
@@ -237,9 +240,9 @@ def checks_of(spec: dict, hidden: bool) -> dict:
                       for q in spec["questions"] if not q["manual"]}}
 
 
-def _run_trusted(spec: dict, answers: dict, case_time_limit: float) -> dict:
+def _run_trusted(spec: dict, answers: dict, case_time_limit: float, student_id: str | None = None) -> dict:
     graded = [q for q in spec["questions"] if not q["manual"]]
-    job = {"given": spec["given"], "answers": answers, "case_time_limit": case_time_limit,
+    job = {"given": spec["given"], "answers": answers, "case_time_limit": case_time_limit, "student_id": student_id,
            "questions": [{"name": q["name"], "answers": q["answers"],
                           "tests": [{"code": t["code"], "hidden": t["hidden"], "reads": t["reads"]}
                                     for t in q["tests"]]} for q in graded]}
@@ -284,9 +287,22 @@ def score(spec: dict, outcome: dict) -> list[dict]:
     return questions
 
 
+def grade_answers(spec: dict, answers: dict, *, case_time_limit: float = 60.0,
+                  student_id: str | None = None) -> tuple[list[dict], str | None]:
+    """Test answers given as tagged data (:func:`~.answers.encode`) in the trusted process.
+
+    Returns the per-question results of :func:`score` and the setup error (None when the
+    given code ran). ``student_id`` selects the student's variant of a master that has them
+    (:mod:`udk_notebooks.assign.variants`).
+    """
+    outcome = _run_trusted(spec, answers, _positive(case_time_limit, "case_time_limit"), student_id)
+    return score(spec, outcome), outcome.get("setup_error")
+
+
 def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 600.0,
                    cell_time_limit: float = 120.0, case_time_limit: float = 60.0, kernel_name: str = "python3",
-                   checks_hidden: bool = False, keep_outputs: str | Path | None = None) -> dict:
+                   checks_hidden: bool = False, keep_outputs: str | Path | None = None,
+                   student_id: str | None = None) -> dict:
     """Grade one submitted notebook.
 
     Parameters
@@ -305,6 +321,10 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
         the solutions at build time); the score does not depend on it.
     keep_outputs : str or Path, optional
         Write the executed notebook (with outputs) there.
+    student_id : str, optional
+        The student whose variant the hidden tests use, for a master with
+        per-student variants (default: the submission's file name without
+        ``.ipynb``). Ignored by masters without variants.
 
     Returns
     -------
@@ -319,8 +339,12 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
     if submission.suffix != ".ipynb" or not submission.is_file():
         raise ValueError(f"`submission` must be an existing .ipynb file; got {str(submission)!r}")
     names = sorted({name for q in spec["questions"] for name in q["answers"]})
-    max_score = float(sum(q["points"] for q in spec["questions"] if not q["manual"]))
-    feedback = {"submission": submission.name, "assignment": spec["name"], "max_score": max_score}
+    max_score = float(sum(q["points"] for q in spec["questions"]))  # manual questions count too
+    auto_max_score = float(sum(q["points"] for q in spec["questions"] if not q["manual"]))
+    if student_id is None:
+        student_id = submission.stem
+    feedback = {"submission": submission.name, "assignment": spec["name"], "max_score": max_score,
+                "auto_max_score": auto_max_score}
     try:
         nb = nbformat.read(submission, as_version=4)
     except Exception as exc:  # not JSON, not a notebook: the student scores zero, the reason is kept
@@ -335,14 +359,14 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
         (Path(workdir) / checks_name).write_text(json.dumps(checks_of(spec, checks_hidden)))
         report = execute_submission(nb, workdir, names, time_limit=time_limit, cell_time_limit=cell_time_limit,
                                     kernel_name=kernel_name)
-    outcome = _run_trusted(spec, report.answers, _positive(case_time_limit, "case_time_limit"))
-    questions = score(spec, outcome)
+    questions, setup_error = grade_answers(spec, report.answers, case_time_limit=case_time_limit,
+                                           student_id=student_id if spec.get("variants") else None)
     if keep_outputs is not None:
         nbformat.write(nb, keep_outputs)
     total = sum(q["score"] or 0.0 for q in questions)
     result = {**feedback, "score": round(total, 10), "questions": questions, "execution": report.summary()}
-    if outcome.get("setup_error"):
-        result["error"] = outcome["setup_error"]
+    if setup_error:
+        result["error"] = setup_error
     return result
 
 
