@@ -25,6 +25,10 @@ submissions that are wrong on purpose, made from the solutions' own answers
   may change any of them; an optional ``points`` states the score the
   submission may reach (default: its honest share, below).
 
+  ``open_answers: [name, ...]`` lists answers that a whole range of values
+  answers rightly (a gain "that keeps the drift below a bound"): they are not
+  perturbed; their typical wrong values belong in ``wrong_answers``.
+
 Each one may score at most its **honest share**: the points of the tests that
 read none of the answers it got wrong, counting only the tests of the question
 that asks for each answer (a later question that reads an earlier answer may
@@ -159,7 +163,13 @@ def wrong_submissions(solution: dict, given: list[str], config: dict | None = No
     zeros = {name: _zero(value) for name, value in solution.items()}
     subs.append(_variant("zeros of the right shape", solution,
                          {name: value for name, value in zeros.items() if value is not None}))
+    open_answers = set((config or {}).get("open_answers", []) or [])
     for name, value in sorted(solution.items()):
+        if name in open_answers:  # any value of a range earns the points: 10 % off is still right
+            shape = _wrong_shape(value)
+            if shape is not None:
+                subs.append(_variant(f"`{name}` with a leading axis of length 1", solution, {name: shape}))
+            continue
         flip = isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype.kind == "b")
         perturbed = f"`{name}` flipped" if flip else f"`{name}` perturbed by {PERTURBATION:.0%}"
         for label, change in ((perturbed, _perturbed(value)),
