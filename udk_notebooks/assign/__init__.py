@@ -15,7 +15,9 @@ their own numbers (:class:`Variant`, :mod:`.variants`).
 
 Command line (``python -m udk_notebooks.assign --help``)::
 
+    python -m udk_notebooks.assign new instructor/assignments/ps5_topic.ipynb
     python -m udk_notebooks.assign build SOURCE OUT
+    python -m udk_notebooks.assign publish SOURCE assignments
     python -m udk_notebooks.assign grade AUTOGRADER SUBMISSIONS --out scores
 
 This subpackage depends on the solver, nbformat and nbclient, never on the widgets.
@@ -31,8 +33,8 @@ from .format import Assignment, AssignmentFormatError, Question, TestCase, read_
 from .variants import Variant
 
 _LAZY = {
-    **dict.fromkeys(["BuildError", "build_all", "build_assignment", "export_otter", "solution_notebook",
-                     "student_notebook"], "build"),
+    **dict.fromkeys(["BuildError", "build_all", "build_assignment", "export_otter", "new_master",
+                     "publish_student_versions", "solution_notebook", "student_notebook"], "build"),
     **dict.fromkeys(["ExecutionReport", "execute_submission", "grade_answers", "grade_folder", "grade_notebook",
                      "load_autograder"], "grade"),
     **dict.fromkeys(["WrongSubmission", "check_discrimination", "wrong_submissions"], "discriminate"),
@@ -57,6 +59,8 @@ __all__ = [
     "build_all",
     "build_assignment",
     "export_otter",
+    "new_master",
+    "publish_student_versions",
     "solution_notebook",
     "student_notebook",
     "WrongSubmission",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .build import BuildError, build_all
+from pathlib import Path
+
+from .build import BuildError, build_all, new_master, publish_student_versions
 from .format import AssignmentFormatError
 from .grade import grade_folder
 
@@ -20,6 +22,12 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--no-verify", action="store_true",
                        help="do not execute and grade the solutions (faster; solutions written without outputs)")
     build.add_argument("--otter", action="store_true", help="also run `otter assign` into OUT/otter (otter extra)")
+    new = commands.add_parser("new", help="write a template master notebook to start a problem set")
+    new.add_argument("path", help="the new master, e.g. instructor/assignments/ps5_my_topic.ipynb")
+    publish = commands.add_parser("publish", help="master(s) -> OUT/<name>/: the student versions only "
+                                  "(what a course hands out; nothing is executed)")
+    publish.add_argument("source", help="a master notebook, or a folder of them")
+    publish.add_argument("out", help="output folder, e.g. assignments")
     grade = commands.add_parser("grade", help="grade one submitted notebook or a folder of them")
     grade.add_argument("autograder", help="the build's autograder folder (holds assignment.json)")
     grade.add_argument("submissions", help="a .ipynb file or a folder of them, one per student")
@@ -49,12 +57,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "build":
             for result in build_all(args.source, args.out, verify=not args.no_verify, otter=args.otter):
                 print(f"built {result['student']}{_summary(result)}")
+        elif args.command == "new":
+            print(f"wrote {new_master(args.path)}: edit it, then build it with "
+                  f"python -m udk_notebooks.assign build {args.path} build/assignments/{Path(args.path).stem}")
+        elif args.command == "publish":
+            for path in publish_student_versions(args.source, args.out):
+                print(f"published {path}")
         else:
             table = grade_folder(args.autograder, args.submissions, args.out, time_limit=args.time_limit,
                                  cell_time_limit=args.cell_time_limit, case_time_limit=args.test_time_limit)
             print(table.read_text(), end="")
             print(f"wrote {table} and per-student JSON feedback beside it")
-    except (AssignmentFormatError, BuildError, ValueError, FileNotFoundError) as exc:
+    except (AssignmentFormatError, BuildError, ValueError, FileNotFoundError, FileExistsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

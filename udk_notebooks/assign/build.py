@@ -44,7 +44,8 @@ from .format import Assignment, read_master, strip_solution
 from .grade import checks_of, execute_submission, grade_answers, spec_of
 from .variants import with_student_id
 
-__all__ = ["BuildError", "build_all", "build_assignment", "export_otter", "solution_notebook", "student_notebook"]
+__all__ = ["BuildError", "build_all", "build_assignment", "export_otter", "new_master", "publish_student_versions",
+           "solution_notebook", "student_notebook"]
 
 ANSWER_CELL_TAG = "otter_answer_cell"  # otter-grader's tag for the cells students fill in
 MANUAL_PROMPT = "_Type your answer here, replacing this text._"  # otter-grader's prompt for free-text answers
@@ -55,15 +56,25 @@ class BuildError(RuntimeError):
 
 
 def _init_cell(name: str):
-    return nbformat.v4.new_code_cell(
+    cell = nbformat.v4.new_code_cell(
         f"# Checks for this assignment: run grader.check(\"q1\") after answering q1.\n"
         f"from udk_notebooks.assign import Checker\n\ngrader = Checker(\"{name}_checks.json\")",
         metadata={"tags": ["udk_assign_init"]},
     )
+    cell.id = "udk-assign-init"  # fixed ids: a published student version changes only when its master does
+    return cell
 
 
 def _check_cell(question: str):
-    return nbformat.v4.new_code_cell(f'grader.check("{question}")', metadata={"tags": ["udk_assign_check"]})
+    cell = nbformat.v4.new_code_cell(f'grader.check("{question}")', metadata={"tags": ["udk_assign_check"]})
+    cell.id = f"udk-check-{question}"
+    return cell
+
+
+def _manual_answer_cell(question: str, number: int):
+    cell = nbformat.v4.new_markdown_cell(MANUAL_PROMPT, metadata={"tags": [ANSWER_CELL_TAG]})
+    cell.id = f"udk-answer-{question}-{number}"
+    return cell
 
 
 def _clean(cell):
@@ -77,7 +88,7 @@ def _notebook(assignment: Assignment, student: bool) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(assignment.metadata))
     public = {q.name for q in assignment.questions if q.public_tests}
     checked = {q.name for q in assignment.questions if not q.manual}
-    manual = {q.name for q in assignment.questions if q.manual}
+    manual = {q.name: 0 for q in assignment.questions if q.manual}
     check_names = public if student else checked
     placed_init = False
     for part in assignment.cells:
@@ -94,7 +105,8 @@ def _notebook(assignment: Assignment, student: bool) -> nbformat.NotebookNode:
                 cell = _clean(part.cell)
             elif part.question in manual:
                 # A free-text question keeps a place for the student's answer; the model answer stays out.
-                cell = nbformat.v4.new_markdown_cell(MANUAL_PROMPT, metadata={"tags": [ANSWER_CELL_TAG]})
+                manual[part.question] += 1
+                cell = _manual_answer_cell(part.question, manual[part.question])
         if cell is not None:
             if not placed_init and cell.cell_type == "code":
                 nb.cells.append(_init_cell(assignment.name))
@@ -278,6 +290,73 @@ def export_otter(master: str | Path, out: str | Path) -> Path:
     if run.returncode != 0:
         raise BuildError(f"otter assign failed on {Path(master).name}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
     return out
+
+
+def publish_student_versions(source: str | Path, out: str | Path) -> list[Path]:
+    """Write the student version of each master in ``source`` to ``out/<name>/`` (notebook and public checks).
+
+    This is what a course publishes (and what this repository's ``assignments/`` holds): no
+    solution, no hidden test, no output. Nothing is executed. Returns the notebooks written.
+    """
+    source = Path(source)
+    masters = [source] if source.is_file() else sorted(p for p in source.glob("*.ipynb") if not p.name.startswith("."))
+    if not masters:
+        raise ValueError(f"`source` {str(source)!r} is neither a master notebook nor a folder holding one")
+    written = []
+    for master in masters:
+        assignment = read_master(master)
+        folder = Path(out) / assignment.name
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(student_notebook(assignment), folder / f"{assignment.name}.ipynb")
+        _write_json(folder / f"{assignment.name}_checks.json", checks_of(spec_of(assignment), hidden=False))
+        written.append(folder / f"{assignment.name}.ipynb")
+    return written
+
+
+def new_master(path: str | Path) -> Path:
+    """Write a template master notebook to start a new problem set (refuses to overwrite a file).
+
+    The template holds the config cell, given code, one question with a solution, a
+    public and a hidden test, and one written (manual) question: it builds as it is.
+    """
+    path = Path(path)
+    if path.suffix != ".ipynb":
+        raise ValueError(f"`path` must end in .ipynb; got {str(path)!r}")
+    if path.exists():
+        raise FileExistsError(f"`path` {str(path)!r} exists already; choose a new name")
+    raw, md, code = nbformat.v4.new_raw_cell, nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    name = path.stem
+    cells = [
+        raw(f"# ASSIGNMENT CONFIG\nname: {name}\nudk:\n  wrong_answers: []   # typical wrong answers: "
+            "- {label: ..., code: 'x = ...'}"),
+        md(f"# {name}\n\nWhat the problem set is about, its prerequisites and the time it takes."),
+        code("import numpy as np\n\nimport udk_notebooks as udk\n\nmass = 2.0  # kg: given data every version keeps"),
+        raw("# BEGIN QUESTION\nname: q1\npoints: 2"),
+        md("## Question 1\n\nDefine `weight`, the weight of the mass in N (g = 9.81 m/s^2)."),
+        raw("# BEGIN SOLUTION"),
+        code("weight = mass * 9.81  # SOLUTION"),
+        md("The explanation students see in the solutions only."),
+        raw("# END SOLUTION"),
+        raw("# BEGIN TESTS"),
+        code('""" # BEGIN TEST CONFIG\npoints: 0\n""" # END TEST CONFIG\n'
+             'assert np.ndim(weight) == 0, "weight must be one number"'),
+        code('""" # BEGIN TEST CONFIG\nhidden: true\npoints: 2\n""" # END TEST CONFIG\n'
+             'assert np.ndim(weight) == 0, "weight must be one number"\n'
+             'assert np.isclose(weight, mass * 9.81, rtol=1e-9, atol=0), "weight is off"'),
+        raw("# END TESTS"),
+        raw("# END QUESTION"),
+        raw("# BEGIN QUESTION\nname: q2\npoints: 1\nmanual: true"),
+        md("## Question 2 (written)\n\nWhy ...? This answer is read and scored by the instructor."),
+        raw("# BEGIN SOLUTION"),
+        md("The model answer."),
+        raw("# END SOLUTION"),
+        raw("# END QUESTION"),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
 
 
 def build_all(source: str | Path, out: str | Path, *, workers: int | None = None, **options) -> list[dict]:

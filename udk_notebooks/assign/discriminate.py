@@ -192,7 +192,13 @@ def _typical(number: int, entry, solution: dict, given: list[str]) -> WrongSubmi
         for source in given:
             exec(compile(python_source(source), "<given>", "exec"), namespace)
         namespace.update({name: _copy(value) for name, value in solution.items()})
-        exec(compile(entry["code"], f"<{where}>", "exec"), namespace)
+        try:
+            exec(compile(entry["code"], f"<{where}>", "exec"), namespace)
+        except Exception as exc:  # the master's own code: say which entry, and what it can use
+            raise AssignmentFormatError(
+                f"{where}: its code raised {type(exc).__name__}: {exc} (it sees the given code's names and the "
+                "answers, not the solutions' other variables)"
+            ) from None
     changes = {name: decode(encode(namespace[name])) for name in solution if name in namespace}
     changes = {name: value for name, value in changes.items() if not _same(value, solution[name])}
     if not changes:
