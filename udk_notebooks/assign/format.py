@@ -6,7 +6,9 @@ them, so an instructor who knows otter can write one, and ``otter assign``
 accepts the same file:
 
 * a raw cell ``# ASSIGNMENT CONFIG`` followed by YAML (``name: ...``; any key
-  otter-grader knows, the rest of its keys are ignored here);
+  otter-grader knows, the rest of its keys are ignored here; the ``udk`` key,
+  which otter-grader ignores, holds the build's ``wrong_answers``,
+  ``open_answers`` (:mod:`.discriminate`) and ``variant_ids`` (:mod:`.variants`));
 * per question a raw cell ``# BEGIN QUESTION`` with YAML ``name: q1``,
   ``points: 2`` (optional ``all_or_nothing: true``, ``manual: true``), closed by
   ``# END QUESTION``;
@@ -17,7 +19,8 @@ In solution code cells, lines between ``# BEGIN SOLUTION`` and ``# END
 SOLUTION`` comments become ``...`` in the student version (nothing with
 ``# BEGIN SOLUTION NO PROMPT``), ``x = 2  # SOLUTION`` becomes ``x = ...``, and a
 line ending in ``# SOLUTION NO PROMPT`` disappears. Markdown cells of a
-solution block are left out of the student version.
+solution block are left out of the student version, except in a ``manual``
+(written) question, where each becomes an empty answer cell for the student.
 
 Each test cell is one test case: plain Python that passes when it runs without
 an exception (``assert`` statements). A first line comment containing
