@@ -655,7 +655,8 @@ def test_wrong_submissions_are_generated_from_the_solution():
 
 def test_typical_wrong_answers_and_open_answers_come_from_the_config():
     config = {"open_answers": ["gain"],
-              "wrong_answers": [{"label": "gain too stiff", "code": "gain = 10 * scale"}, {"code": "x = 3.0", "points": 1}]}
+              "wrong_answers": [{"label": "gain too stiff", "code": "gain = 10 * scale"},
+                                {"code": "x = 3.0", "points": 1}]}
     subs = wrong_submissions({"gain": 1.0, "x": 2.0}, ["scale = 4.0"], config)
     labels = [sub.label for sub in subs]
     assert "`gain` perturbed by 10%" not in labels and "`gain` with a leading axis of length 1" in labels
@@ -679,7 +680,8 @@ def _spec(tests_q1, tests_q2=(), all_or_nothing=False):
 
 
 def test_honest_share_counts_only_the_owner_questions_tests():
-    spec = _spec([("assert x == 2", 1.0, ["x"]), ("assert y == 3", 2.0, ["y"])], [("assert z == x + 1", 4.0, ["x", "z"])])
+    spec = _spec([("assert x == 2", 1.0, ["x"]), ("assert y == 3", 2.0, ["y"])],
+                 [("assert z == x + 1", 4.0, ["x", "z"])])
     owners = {"x": "q1", "y": "q1", "z": "q2"}
     assert honest_share(spec, owners, []) == 7.0
     assert honest_share(spec, owners, ["x"]) == 6.0  # q2 reads x too, but x is q1's answer
@@ -733,16 +735,18 @@ def test_variant_numbers_depend_on_the_student_and_the_assignment():
 
 
 def test_with_student_id_rewrites_only_the_id_line():
-    source = 'import numpy as np\nSTUDENT_ID = "your id"   # write yours\nv = Variant("ps", STUDENT_ID)\nMY_STUDENT_ID = 3'
-    assert with_student_id(source, "ada") == ('import numpy as np\nSTUDENT_ID = \'ada\'\nv = Variant("ps", STUDENT_ID)\n'
-                                              "MY_STUDENT_ID = 3")
+    source = ('import numpy as np\nSTUDENT_ID = "your id"   # write yours\n'
+              'v = Variant("ps", STUDENT_ID)\nMY_STUDENT_ID = 3')
+    expected = 'import numpy as np\nSTUDENT_ID = \'ada\'\nv = Variant("ps", STUDENT_ID)\nMY_STUDENT_ID = 3'
+    assert with_student_id(source, "ada") == expected
     assert uses_variants([source]) and not uses_variants(["MY_STUDENT_ID = 3"])
     with pytest.raises(ValueError, match="one-line"):
         with_student_id(source, "ada\nimport os")
 
 
 def test_trusted_runner_grades_with_the_students_variant():
-    given = ['from udk_notebooks.assign import Variant\nSTUDENT_ID = "your id"\nmass = Variant("ps", STUDENT_ID).uniform(1, 2)']
+    given = ['from udk_notebooks.assign import Variant\nSTUDENT_ID = "your id"\n'
+             'mass = Variant("ps", STUDENT_ID).uniform(1, 2)']
     question = {"name": "q1", "answers": ["weight"],
                 "tests": [{"code": "assert abs(weight - 9.81 * mass) < 1e-9", "hidden": True, "reads": ["weight"]}]}
     ada_weight = 9.81 * Variant("ps", "ada").uniform(1, 2)
