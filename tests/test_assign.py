@@ -32,7 +32,8 @@ from udk_notebooks.assign import (
 )
 from udk_notebooks.assign.answers import Missing, Unsupported, decode, encode
 from udk_notebooks.assign.format import free_names
-from udk_notebooks.assign.build import MANUAL_PROMPT, new_master, publish_student_versions
+from udk_notebooks.assign.build import (MANUAL_PROMPT, export_otter, new_master, publish_student_versions,
+                                        solution_notebook)
 from udk_notebooks.assign.discriminate import (
     WrongSubmission,
     check_discrimination,
@@ -630,6 +631,75 @@ def test_otter_grader_accepts_the_master_and_grades_it_alike(tmp_path):
     results = json.loads((runs / "results.json").read_text())
     scores = {t["name"]: t["score"] for t in results["tests"] if "score" in t}
     assert scores == {"q1": 2, "q2": 3, "q3": 1}
+
+
+def _otter_run(zip_path: Path, notebook: Path, out: Path) -> dict:
+    """Grade one notebook with ``otter run`` (locally, no Docker); its per-question scores."""
+    out.mkdir()
+    run = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(zip_path), "-o", str(out), str(notebook)],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    return {t["name"]: t["score"] for t in results["tests"] if t["name"] != "Public Tests"}
+
+
+@pytest.mark.slow
+def test_otter_zip_installs_the_package_and_grades_readme_example_alike(tmp_path):
+    """The Gradescope zip ships a wheel that its environment installs, and grades emmy as our grader does.
+
+    emmy is the README's sample for ps3_incline_friction: her own ``STUDENT_ID``, every answer
+    right but the sign of the work of friction on the way up (9 of 11 automatic points).
+    """
+    pytest.importorskip("otter")
+    import zipfile
+
+    import yaml
+
+    master = MASTERS / "ps3_incline_friction.ipynb"
+    out = export_otter(master, tmp_path / "otter")
+    (zip_path,) = (out / "autograder").glob("*.zip")
+    with zipfile.ZipFile(zip_path) as zf:
+        names = set(zf.namelist())
+        environment = yaml.safe_load(zf.read("environment.yml"))
+        (wheel_name,) = [n for n in names if n.startswith("files/udk_notebooks-") and n.endswith(".whl")]
+        zf.extract(wheel_name, tmp_path / "zip")
+    # Gradescope unpacks the zip into /autograder/source; setup.sh builds the environment from environment.yml
+    pip_lines = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    assert f"/autograder/source/{wheel_name}" in pip_lines
+    assert (out / "autograder" / "requirements.txt").read_text().split() == [f"/autograder/source/{wheel_name}"]
+    assert "files/ps3_incline_friction_checks.json" in names and "udk" not in str(environment)
+    # the wheel installs with no index and holds the package only (no master, no lesson)
+    wheel = tmp_path / "zip" / wheel_name
+    with zipfile.ZipFile(wheel) as zf:
+        tops = {n.split("/")[0] for n in zf.namelist()}
+    assert tops == {"udk_notebooks", wheel.name.split("-py3")[0] + ".dist-info"}, tops
+    site = tmp_path / "site"
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet",
+                              "--target", str(site), str(wheel)], capture_output=True, text=True, timeout=300)
+    assert install.returncode == 0, install.stderr
+    probe = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                            "import udk_notebooks.assign as a; print(a.__file__)", str(site)],
+                           capture_output=True, text=True, timeout=300)
+    assert probe.returncode == 0 and probe.stdout.startswith(str(site)), probe.stdout + probe.stderr
+    # the student version: runs where the lab runs (no otter import) and carries otter's assignment name
+    student = nbformat.read(out / "student" / "ps3_incline_friction.ipynb", as_version=4)
+    assert student.metadata["otter"]["assignment_name"] == "ps3_incline_friction"
+    assert not any("import otter" in c.source for c in student.cells)
+    assert (out / "student" / "ps3_incline_friction_checks.json").is_file()
+    # emmy's notebook: the solutions for her id, the work on the way up with the wrong sign
+    solutions = {c.id: c.source for c in solution_notebook(read_master(master)).cells}
+    for cell in student.cells:
+        if cell.cell_type == "code" and "otter_answer_cell" in cell.metadata.get("tags", []):
+            cell.source = solutions[cell.id]
+        cell.source = cell.source.replace('STUDENT_ID = "your id"', 'STUDENT_ID = "emmy"')
+        if cell.source.startswith("friction_work_up = -"):
+            cell.source = cell.source.replace("friction_work_up = -", "friction_work_up = ", 1)
+    emmy = tmp_path / "emmy.ipynb"
+    nbformat.write(student, emmy)
+    ours = grade_notebook(spec_of(read_master(master)), emmy)
+    ours_scores = {q["name"]: q["score"] for q in ours["questions"] if q["score"] is not None}
+    assert ours_scores == {"q1": 2, "q2": 0, "q3": 3, "q4": 4}, ours_scores  # the README's row for emmy
+    assert _otter_run(zip_path, emmy, tmp_path / "otter-run") == ours_scores
 
 
 # --------------------------------------------------------------------------- discrimination

@@ -21,7 +21,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("out", help="output folder")
     build.add_argument("--no-verify", action="store_true",
                        help="do not execute and grade the solutions (faster; solutions written without outputs)")
-    build.add_argument("--otter", action="store_true", help="also run `otter assign` into OUT/otter (otter extra)")
+    build.add_argument("--otter", action="store_true",
+                       help="also write OUT/otter: a Gradescope zip (otter assign) that installs a wheel of this "
+                            "package, and the student version to hand out (otter extra)")
     new = commands.add_parser("new", help="write a template master notebook to start a problem set")
     new.add_argument("path", help="the new master, e.g. instructor/assignments/ps5_my_topic.ipynb")
     publish = commands.add_parser("publish", help="master(s) -> OUT/<name>/: the student versions only "

@@ -12,8 +12,9 @@
 * ``out/autograder/assignment.json``: the questions, points, tests (hidden
   ones too), the given code and the answer names: all that
   :func:`udk_notebooks.assign.grade.grade_notebook` needs;
-* with ``otter=True``, ``out/otter/``: ``otter assign``'s own output for the
-  same master (student notebook, tests, Gradescope autograder zip).
+* with ``otter=True``, ``out/otter/``: ``otter assign``'s Gradescope autograder
+  zip for the same master, with a wheel of this package that its environment
+  installs, and the student version to hand out (:func:`export_otter`).
 
 Before writing anything final the solutions are graded with the new
 autograder, and the build fails unless they get full marks: for every sampled
@@ -33,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -86,6 +88,9 @@ def _clean(cell):
 
 def _notebook(assignment: Assignment, student: bool) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(assignment.metadata))
+    # otter-grader's Gradescope autograder refuses a notebook without its assignment's name
+    # ("Received submission for assignment 'None'"): the name lets the export grade this version too.
+    nb.metadata.setdefault("otter", {})["assignment_name"] = assignment.name
     public = {q.name for q in assignment.questions if q.public_tests}
     checked = {q.name for q in assignment.questions if not q.manual}
     manual = {q.name: 0 for q in assignment.questions if q.manual}
@@ -275,21 +280,119 @@ def _check_variants(assignment: Assignment, spec: dict, solutions, sample: int, 
     return ids
 
 
-def export_otter(master: str | Path, out: str | Path) -> Path:
-    """Run ``otter assign`` on the master (the same file: it follows otter's format) into ``out``.
+_WHEEL_LOCK = threading.Lock()  # pip wheel writes build/ in the checkout: one build at a time (build_all's threads)
+GRADESCOPE_SOURCE = "/autograder/source"  # where Gradescope unpacks an autograder zip (its setup.sh assumes it)
+OTTER_CONFIG_FILES = ("files", "autograder_files")  # master config keys naming files beside the master
 
-    Needs otter-grader (``pip install 'udk-notebooks[otter]'``). Returns ``out``;
-    ``out/autograder`` holds otter's student-facing and Gradescope files.
+
+def export_otter(master: str | Path, out: str | Path, *, wheel: str | Path | None = None) -> Path:
+    """Run ``otter assign`` on the master into ``out``: a Gradescope zip that installs this package.
+
+    The master is otter's format except for the ``udk`` config key, which otter-grader
+    (>= 7) rejects; ``otter assign`` reads a copy without it. The zip carries a wheel of
+    this package and the public checks of the student version (otter's ``autograder_files``,
+    unpacked under ``/autograder/source/files/``) and a ``requirements.txt`` naming the
+    wheel, which otter folds into the zip's ``environment.yml``; so Gradescope's
+    ``setup.sh`` installs the package with no index. ``out/student/`` holds this
+    project's student version (it needs only the package, as in ``make lab``, and
+    carries otter's assignment name), not otter's, whose first cell imports otter.
+
+    Parameters
+    ----------
+    master : str or Path
+        The master notebook.
+    out : str or Path
+        Output folder (replaced): ``autograder/`` (otter's zip, and beside it its
+        notebook, ``requirements.txt`` and the wheel) and ``student/`` (notebook and
+        public checks).
+    wheel : str or Path, optional
+        A built wheel of udk-notebooks to ship. By default one is built from the
+        source checkout the package is imported from (``pip wheel --no-deps``).
+
+    Returns
+    -------
+    Path
+        ``out``.
+
+    Raises
+    ------
+    BuildError
+        Without otter-grader, when the wheel cannot be built or found, or when
+        ``otter assign`` fails.
     """
     if importlib.util.find_spec("otter") is None:
         raise BuildError("`otter=True` needs otter-grader: pip install 'udk-notebooks[otter]'")
     master, out = Path(master).resolve(), Path(out).resolve()
+    assignment = read_master(master)
     shutil.rmtree(out, ignore_errors=True)
-    run = subprocess.run([sys.executable, "-m", "otter", "assign", "--no-pdfs", str(master), str(out)],
-                         capture_output=True, text=True, cwd=master.parent)
+    with tempfile.TemporaryDirectory(prefix="udk-otter-") as staging:
+        staging = Path(staging)
+        wheel = _package_wheel(staging) if wheel is None else _copied_wheel(Path(wheel), staging)
+        checks = f"{assignment.name}_checks.json"
+        _write_json(staging / checks, checks_of(spec_of(assignment), hidden=False))
+        (staging / "requirements.txt").write_text(f"{GRADESCOPE_SOURCE}/files/{wheel.name}\n")
+        _write_otter_master(master, staging, extra_files=[wheel.name, checks])
+        run = subprocess.run([sys.executable, "-m", "otter", "assign", "--no-pdfs", master.name, str(out)],
+                             capture_output=True, text=True, cwd=staging)
     if run.returncode != 0:
-        raise BuildError(f"otter assign failed on {Path(master).name}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+        raise BuildError(f"otter assign failed on {master.name}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+    # The student version students can run where the lab runs (no otter import), with its public checks.
+    shutil.rmtree(out / "student", ignore_errors=True)
+    (out / "student").mkdir()
+    nbformat.write(student_notebook(assignment), out / "student" / f"{assignment.name}.ipynb")
+    _write_json(out / "student" / checks, checks_of(spec_of(assignment), hidden=False))
     return out
+
+
+def _write_otter_master(master: Path, staging: Path, extra_files: list[str]) -> None:
+    """Copy the master for ``otter assign``: no ``udk`` key, the package's wheel and requirements added."""
+    import yaml
+
+    nb = nbformat.read(master, as_version=4)
+    config_cell = next(c for c in nb.cells if c.cell_type == "raw" and c.source.startswith("# ASSIGNMENT CONFIG"))
+    config = yaml.safe_load(config_cell.source.split("\n", 1)[1] if "\n" in config_cell.source else "") or {}
+    config.pop("udk", None)
+    for key in OTTER_CONFIG_FILES:  # files the master names travel with its copy
+        for name in config.get(key) or []:
+            source, target = master.parent / name, staging / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (shutil.copytree if source.is_dir() else shutil.copy2)(source, target)
+    config["autograder_files"] = [*(config.get("autograder_files") or []), *extra_files]
+    requirements = config.get("requirements")
+    if isinstance(requirements, str):  # a file beside the master: keep its lines and add the wheel
+        lines = (master.parent / requirements).read_text().splitlines()
+        (staging / "requirements.txt").write_text("\n".join([*lines, *(staging / "requirements.txt").read_text()
+                                                              .splitlines()]) + "\n")
+    elif isinstance(requirements, list):
+        (staging / "requirements.txt").write_text("\n".join([*requirements, *(staging / "requirements.txt")
+                                                              .read_text().splitlines()]) + "\n")
+    config["requirements"] = "requirements.txt"
+    config_cell.source = "# ASSIGNMENT CONFIG\n" + yaml.safe_dump(config, sort_keys=False)
+    nbformat.write(nb, staging / master.name)
+
+
+def _package_wheel(out: Path) -> Path:
+    """Build a wheel of udk-notebooks from the source checkout it is imported from, into ``out``.
+
+    The checkout, not the installed files: an editable install has no wheel of its own.
+    """
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "pyproject.toml").is_file():
+        raise BuildError(f"no source checkout of udk-notebooks at {root} to build a wheel from; "
+                         "pass `wheel=` (a built udk_notebooks-*.whl)")
+    with _WHEEL_LOCK:
+        run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", str(root), "-w", str(out)],
+                             capture_output=True, text=True)
+    wheels = sorted(out.glob("udk_notebooks-*.whl"))
+    if run.returncode != 0 or len(wheels) != 1:
+        raise BuildError(f"building the udk-notebooks wheel failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+    return wheels[0]
+
+
+def _copied_wheel(wheel: Path, out: Path) -> Path:
+    if not (wheel.is_file() and wheel.name.startswith("udk_notebooks-") and wheel.suffix == ".whl"):
+        raise BuildError(f"`wheel` must be a built udk_notebooks-*.whl file; got {str(wheel)!r}")
+    return Path(shutil.copy2(wheel, out / wheel.name))
 
 
 def publish_student_versions(source: str | Path, out: str | Path) -> list[Path]:

@@ -13,7 +13,7 @@ submissions that are wrong on purpose, made from the solutions' own answers
 * the solutions with one answer in a wrong shape (a leading axis of length one,
   the shape that passes a careless test by broadcasting);
 * the master's own typical wrong answers, listed in its ``ASSIGNMENT CONFIG``
-  (otter-grader ignores the key)::
+  (otter-grader >= 7 rejects the key; the otter export leaves it out)::
 
       udk:
         wrong_answers:

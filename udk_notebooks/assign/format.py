@@ -7,7 +7,7 @@ accepts the same file:
 
 * a raw cell ``# ASSIGNMENT CONFIG`` followed by YAML (``name: ...``; any key
   otter-grader knows, the rest of its keys are ignored here; the ``udk`` key,
-  which otter-grader ignores, holds the build's ``wrong_answers``,
+  which otter-grader rejects (the otter export removes it), holds the build's ``wrong_answers``,
   ``open_answers`` (:mod:`.discriminate`) and ``variant_ids`` (:mod:`.variants`));
 * per question a raw cell ``# BEGIN QUESTION`` with YAML ``name: q1``,
   ``points: 2`` (optional ``all_or_nothing: true``, ``manual: true``), closed by
