@@ -72,8 +72,10 @@ def _status_lines(feedback: dict) -> list[str]:
 
 
 def _total_line(feedback: dict) -> str:
-    manual = feedback.get("manual_points") or 0.0
-    maximum = feedback["max_score"] + manual
+    if "auto_max_score" in feedback:  # max_score counts the questions graded by hand already
+        maximum = feedback["max_score"]
+    else:
+        maximum = feedback["max_score"] + (feedback.get("manual_points") or 0.0)
     line = f"{feedback['score']:g} of {_worth(maximum)}"
     pending = [q for q in feedback["questions"] if q.get("manual") and q["score"] is None]
     if pending:

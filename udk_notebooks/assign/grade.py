@@ -51,9 +51,10 @@ import nbformat
 
 from .format import Assignment, Question
 from .sandbox import Limits, SandboxUnavailable, run_sandboxed, sandbox_problem
+from .variants import uses_variants
 
-__all__ = ["ExecutionReport", "execute_submission", "find_submissions", "grade_folder", "grade_notebook",
-           "load_autograder", "score"]
+__all__ = ["ExecutionReport", "execute_submission", "find_submissions", "grade_answers", "grade_folder",
+           "grade_notebook", "load_autograder", "score"]
 
 OUTPUT_LIMIT = 2_000_000
 """Characters of cell output kept from one run of a notebook (the rest is dropped as it arrives)."""
@@ -282,7 +283,8 @@ def spec_of(assignment: Assignment) -> dict:
                 "tests": [{"code": t.code, "hidden": t.hidden, "points": t.points, "reads": list(t.reads)}
                           for t in q.tests]}
 
-    return {"format": "udk-assign/1", "name": assignment.name, "given": assignment.given_code(),
+    given = assignment.given_code()
+    return {"format": "udk-assign/1", "name": assignment.name, "given": given, "variants": uses_variants(given),
             "questions": [question(q) for q in assignment.questions]}
 
 
@@ -293,9 +295,9 @@ def checks_of(spec: dict, hidden: bool) -> dict:
                       for q in spec["questions"] if not q["manual"]}}
 
 
-def _job_of(spec: dict, answers: dict, case_time_limit: float) -> tuple[dict, int]:
+def _job_of(spec: dict, answers: dict, case_time_limit: float, student_id: str | None = None) -> tuple[dict, int]:
     graded = [q for q in spec["questions"] if not q["manual"]]
-    job = {"given": spec["given"], "answers": answers, "case_time_limit": case_time_limit,
+    job = {"given": spec["given"], "answers": answers, "case_time_limit": case_time_limit, "student_id": student_id,
            "questions": [{"name": q["name"], "answers": q["answers"],
                           "tests": [{"code": t["code"], "hidden": t["hidden"], "reads": t["reads"]}
                                     for t in q["tests"]]} for q in graded]}
@@ -313,10 +315,10 @@ def _outcome_of(data) -> dict:
     return data
 
 
-def _run_trusted(spec: dict, answers: dict, case_time_limit: float, *, unsafe: bool = False,
-                 limits: Limits | None = None) -> dict:
+def _run_trusted(spec: dict, answers: dict, case_time_limit: float, student_id: str | None = None, *,
+                 unsafe: bool = False, limits: Limits | None = None) -> dict:
     """Run the tests on the answers in a fresh process: in a sandbox of its own, or (``unsafe``) as we are."""
-    job, n_cases = _job_of(spec, answers, case_time_limit)
+    job, n_cases = _job_of(spec, answers, case_time_limit, student_id)
     wall = 120 + case_time_limit * max(n_cases, 1)
     with tempfile.TemporaryDirectory(prefix="udk-trusted-") as folder:
         job_file, result_file = Path(folder) / "job.json", Path(folder) / "result.json"
@@ -435,10 +437,24 @@ def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit:
     return report, executed, None
 
 
+def grade_answers(spec: dict, answers: dict, *, case_time_limit: float = 60.0, student_id: str | None = None,
+                  unsafe: bool = False, limits: Limits | None = None) -> tuple[list[dict], str | None]:
+    """Test answers given as tagged data (:func:`~.answers.encode`) in the trusted process.
+
+    Returns the per-question results of :func:`score` and the setup error (None when the
+    given code ran). ``student_id`` selects the student's variant of a master that has them
+    (:mod:`udk_notebooks.assign.variants`). The tests run in a sandbox of their own
+    unless ``unsafe`` (see :func:`grade_notebook`).
+    """
+    outcome = _run_trusted(spec, answers, _positive(case_time_limit, "case_time_limit"), student_id,
+                           unsafe=unsafe, limits=limits)
+    return score(spec, outcome), outcome.get("setup_error")
+
+
 def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 600.0,
                    cell_time_limit: float = 120.0, case_time_limit: float = 60.0, kernel_name: str = "python3",
                    checks_hidden: bool = False, keep_outputs: str | Path | None = None, unsafe: bool = False,
-                   limits: Limits | None = None) -> dict:
+                   limits: Limits | None = None, student_id: str | None = None) -> dict:
     """Grade one submitted notebook.
 
     Parameters
@@ -464,6 +480,10 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
     limits : Limits, optional
         Memory, processes, file and folder sizes of each sandbox (the wall
         time follows the time limits).
+    student_id : str, optional
+        The student whose variant the hidden tests use, for a master with
+        per-student variants (default: the submission's file name without
+        ``.ipynb``). Ignored by masters without variants.
 
     Returns
     -------
@@ -496,10 +516,12 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
     cell_time_limit = _positive(cell_time_limit, "cell_time_limit")
     case_time_limit = _positive(case_time_limit, "case_time_limit")
     names = sorted({name for q in spec["questions"] for name in q["answers"]})
-    max_score = float(sum(q["points"] for q in spec["questions"] if not q["manual"]))
-    manual_points = float(sum(q["points"] for q in spec["questions"] if q["manual"]))
+    max_score = float(sum(q["points"] for q in spec["questions"]))  # manual questions count too
+    auto_max_score = float(sum(q["points"] for q in spec["questions"] if not q["manual"]))
+    if student_id is None:
+        student_id = submission.stem
     feedback = {"submission": submission.name, "assignment": spec["name"], "max_score": max_score,
-                "manual_points": manual_points, "sandboxed": not unsafe}
+                "auto_max_score": auto_max_score, "manual_points": max_score - auto_max_score, "sandboxed": not unsafe}
     try:
         nb = nbformat.read(submission, as_version=4)
     except Exception as exc:  # not JSON, not a notebook: the student scores zero, the reason is kept
@@ -524,15 +546,16 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
                                                      time_limit=time_limit, cell_time_limit=cell_time_limit,
                                                      kernel_name=kernel_name, limits=limits)
     answers = {name: _checked_answer(report.answers[name]) for name in names if name in report.answers}
-    outcome = _run_trusted(spec, answers, case_time_limit, unsafe=unsafe, limits=limits)
-    questions = score(spec, outcome)
+    questions, setup_error = grade_answers(spec, answers, case_time_limit=case_time_limit,
+                                           student_id=student_id if spec.get("variants") else None,
+                                           unsafe=unsafe, limits=limits)
     if keep_outputs is not None and executed is not None:
         nbformat.write(executed, keep_outputs)
     total = sum(q["score"] or 0.0 for q in questions)
     result = {**feedback, "score": round(total, 10), "questions": questions, "answers": answers,
               "execution": report.summary()}
-    if error or outcome.get("setup_error"):
-        result["error"] = error or outcome["setup_error"]
+    if error or setup_error:
+        result["error"] = error or setup_error
     return result
 
 
@@ -698,7 +721,9 @@ def grade_folder(autograder, submissions: str | Path, out: str | Path, *, worker
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         executed = out / f"{key}.executed.ipynb"
         executed.parent.mkdir(parents=True, exist_ok=True)
-        return key, grade_notebook(spec, path, keep_outputs=executed, **options), digest
+        entry = match_student(path.stem, entries) if entries is not None else None
+        student = entry.id if entry is not None and entry.id else None  # the variant of the roster's student
+        return key, grade_notebook(spec, path, keep_outputs=executed, student_id=student, **options), digest
 
     manual_answers = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
