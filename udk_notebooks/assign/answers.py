@@ -129,6 +129,12 @@ def dump_answers(names, path, namespace) -> None:
     Path(path).write_text(json.dumps(result))
 
 
+def _sequence(payload) -> list:
+    if not isinstance(payload, list):  # a string or a number would iterate or fail in ways of its own
+        raise TypeError(f"expected a list, got {type(payload).__name__}")
+    return payload
+
+
 def _number(text) -> float:
     return float(str(text))  # parses "inf", "nan" and decimal literals; evaluates nothing
 
@@ -136,11 +142,23 @@ def _number(text) -> float:
 def decode(data):
     """Rebuild a value from :func:`encode`'s tagged data, without evaluating anything.
 
+    The data comes from where the submission ran, which can write anything
+    there (a shape of ``inf``, a complex number of one part): every malformed
+    input is a ``ValueError``, so that callers need catch only that.
+
     Raises
     ------
     ValueError
         For data that does not follow the tagged form.
     """
+    try:
+        return _decode(data)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
+            MemoryError) as exc:
+        raise ValueError(f"`data` is not a tagged value: {type(exc).__name__}: {exc}"[:300]) from None
+
+
+def _decode(data):
     if not isinstance(data, dict) or set(data) != {"t", "v"}:
         raise ValueError(f"`data` must be a tagged value {{'t': kind, 'v': payload}}; got {data!r:.80}")
     kind, payload = data["t"], data["v"]
@@ -155,19 +173,20 @@ def decode(data):
     if kind == "float":
         return _number(payload)
     if kind == "complex":
-        return complex(_number(payload[0]), _number(payload[1]))
+        real, imag = _sequence(payload)
+        return complex(_number(real), _number(imag))
     if kind == "str":
         return str(payload)
     if kind in ("list", "tuple"):
-        items = [decode(item) for item in payload]
+        items = [_decode(item) for item in _sequence(payload)]
         return items if kind == "list" else tuple(items)
     if kind == "dict":
-        return {str(key): decode(item) for key, item in payload.items()}
+        return {str(key): _decode(item) for key, item in payload.items()}
     if kind == "array":
         real = np.array([_number(x) for x in payload["real"]], dtype=float)
         if payload["dtype"] == "c":
             real = real + 1j * np.array([_number(x) for x in payload["imag"]], dtype=float)
-        shape = tuple(int(n) for n in payload["shape"])
+        shape = tuple(int(n) for n in _sequence(payload["shape"]))
         array = real.reshape(shape)
         if payload["dtype"] == "b":
             return array.astype(bool)

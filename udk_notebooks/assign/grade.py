@@ -429,7 +429,8 @@ def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit:
         data = json.loads(run.data.decode("utf-8", "replace"))
         report = _report_of(data)
         executed = nbformat.reads(data["notebook"], as_version=4)
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # written where the student ran
+        nbformat.validate(executed)  # so that writing it for the instructor cannot fail later
+    except Exception:  # written where the student ran: any malformed part (inf, a wrong notebook) is theirs
         why = "its result was too large" if run.truncated else f"it ended with status {run.returncode}"
         return empty, None, f"the notebook's sandbox returned no readable result ({why})"
     return report, executed, None

@@ -1,0 +1,122 @@
+"""More of a hostile student against the grader: data forged where the submission runs.
+
+The submission's kernel shares its sandbox with the runner
+(:mod:`udk_notebooks.assign.run_submission`), so it can write whatever it likes
+where the grader reads from: it can replace ``dump_answers`` in its own kernel
+(the answers file), or open the runner's result pipe through
+``/proc/<runner>/fd/<n>``, write a document of its own and kill the runner. The
+grader must read all of it as hostile data: a malformed answer, report or
+executed notebook costs that submission only. Before the fix, each of these
+stopped the whole ``grade_folder`` run (OverflowError, IndexError, jsonschema's
+ValidationError escaped), so nobody after it got a grade.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell
+
+from udk_notebooks.assign import build_assignment, grade_folder, sandbox_problem
+from udk_notebooks.assign.answers import decode
+from udk_notebooks.assign.feedback import show_answer
+from udk_notebooks.assign.sandbox import Limits
+
+from test_grading_attacks import HONEST, _master
+
+FORGED_ANSWERS = '''
+import json
+from pathlib import Path
+import udk_notebooks.assign.answers as _answers
+def _forged(names, path, namespace):
+    Path(path).write_text(json.dumps({{"double": {double}, "vec": _answers.encode(vec),
+                                       "word": _answers.encode(word)}}))
+_answers.dump_answers = _forged
+'''
+"""Replaces the answer dump in the student's own kernel: ``double`` becomes the tagged data given."""
+
+FORGED_PIPE = '''
+import json, os
+from udk_notebooks.assign.answers import encode
+runner = os.getppid()
+arguments = open(f"/proc/{{runner}}/cmdline").read().split("\\0")
+fd = arguments[arguments.index("--result-fd") + 1]
+report = {{"errors": [], "timed_out": [], "died": [], "restarts": 0, "out_of_time": False, "seconds": 1.0}}
+report.update({report})
+document = {{"answers": {{"vec": encode(vec), "word": encode(word)}}, "report": report, "notebook": {notebook}}}
+with open(f"/proc/{{runner}}/fd/{{fd}}", "w") as handle:
+    handle.write(json.dumps(document))
+os.kill(runner, 9)
+'''
+"""Writes a document of its own to the runner's result pipe, then kills the runner so only it is read."""
+
+EMPTY_NOTEBOOK = '\'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\''
+
+ATTACKS = {
+    "shape_infinite": FORGED_ANSWERS.format(double='{"t": "array", "v": {"dtype": "f", "shape": [float("inf")], '
+                                                   '"real": []}}'),
+    "complex_short": FORGED_ANSWERS.format(double='{"t": "complex", "v": []}'),
+    "report_infinite_cell": FORGED_PIPE.format(report='{"timed_out": [float("inf")]}', notebook=EMPTY_NOTEBOOK),
+    "notebook_invalid": FORGED_PIPE.format(
+        report="{}", notebook='\'{"cells": [{"cell_type": "code"}], "nbformat": 4, "nbformat_minor": 5}\''),
+}
+"""Submission name to the cell it adds after its honest answers (q2, q3: 4 points; q1 unanswered)."""
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    if sandbox_problem() is not None:
+        pytest.skip(f"no sandbox here: {sandbox_problem()}")
+    course = tmp_path_factory.mktemp("course")
+    nbformat.write(_master(), course / "tiny.ipynb")
+    build_assignment(course / "tiny.ipynb", course / "build", verify=False)
+    student = nbformat.read(course / "build" / "student" / "tiny.ipynb", as_version=4)
+    answers = [cell for cell in student.cells if "otter_answer_cell" in cell.metadata.get("tags", [])]
+    answers[1].source, answers[2].source = HONEST[1], HONEST[2]
+    submissions = course / "submissions"
+    submissions.mkdir()
+    for name, attack in ATTACKS.items():
+        nb = nbformat.from_dict(json.loads(json.dumps(student)))
+        nb.cells.append(new_code_cell(attack.strip()))
+        nbformat.write(nb, submissions / f"{name}.ipynb")
+    answers[0].source = "double = 2 * scale"
+    nbformat.write(student, submissions / "honest.ipynb")
+    out = tmp_path_factory.mktemp("graded")
+    table = grade_folder(course / "build" / "autograder", submissions, out, time_limit=60, cell_time_limit=10,
+                         case_time_limit=10, workers=2,
+                         limits=Limits(memory_bytes=3 * 2**30, processes=64, file_bytes=32 * 2**20,
+                                       folder_bytes=64 * 2**20))
+    with table.open() as handle:
+        return {"rows": {row["student"]: row for row in csv.DictReader(handle)}, "out": out}
+
+
+@pytest.mark.slow
+def test_forged_data_costs_only_its_submission(graded):
+    rows = graded["rows"]
+    assert set(rows) == {"honest", *ATTACKS}
+    assert float(rows["honest"]["total"]) == 6.0
+    for name in ATTACKS:
+        assert float(rows[name]["total"]) <= 4.0, name
+        assert (graded["out"] / f"{name}.md").is_file(), name
+
+
+@pytest.mark.parametrize("tagged", [
+    {"t": "complex", "v": []},
+    {"t": "complex", "v": ["1.0"]},
+    {"t": "array", "v": {"dtype": "f", "shape": [float("inf")], "real": []}},
+    {"t": "array", "v": {"dtype": "f", "shape": [2], "real": ["1.0"]}},
+    {"t": "array", "v": {"dtype": "f", "shape": "2", "real": ["1.0", "2.0"]}},
+    {"t": "array", "v": []},
+    {"t": "list", "v": 5},
+    {"t": "dict", "v": [1, 2]},
+    {"t": "int", "v": "1" * 6000},
+    {"t": "float", "v": None},
+])
+def test_malformed_tagged_data_is_a_value_error(tagged):
+    with pytest.raises(ValueError):
+        decode(tagged)
+    assert show_answer(tagged) == "(could not be read)"
