@@ -63,6 +63,8 @@ ATTACKS = {
     "report_infinite_cell": FORGED_PIPE.format(report='{"timed_out": [float("inf")]}', notebook=EMPTY_NOTEBOOK),
     "notebook_invalid": FORGED_PIPE.format(
         report="{}", notebook='\'{"cells": [{"cell_type": "code"}], "nbformat": 4, "nbformat_minor": 5}\''),
+    "hides_its_cells": "# hides its cells\n" + FORGED_PIPE.format(report="{}", notebook=EMPTY_NOTEBOOK),
+    "answer_too_large": FORGED_ANSWERS.format(double='{"t": "list", "v": [{"t": "int", "v": "1"}] * 10**6}'),
 }
 """Submission name to the cell it adds after its honest answers (q2, q3: 4 points; q1 unanswered)."""
 
@@ -102,6 +104,22 @@ def test_forged_data_costs_only_its_submission(graded):
     for name in ATTACKS:
         assert float(rows[name]["total"]) <= 4.0, name
         assert (graded["out"] / f"{name}.md").is_file(), name
+
+
+@pytest.mark.slow
+def test_the_executed_notebook_kept_for_the_instructor_is_not_forged(graded):
+    """The kernel cannot write the runner's result: the copy kept shows the cells that really ran."""
+    executed = nbformat.read(graded["out"] / "hides_its_cells.executed.ipynb", as_version=4)
+    assert any(cell.source.startswith("# hides its cells") for cell in executed.cells)
+    assert float(graded["rows"]["hides_its_cells"]["total"]) == 4.0
+
+
+@pytest.mark.slow
+def test_an_answer_beyond_the_element_limit_is_refused(graded):
+    """Written past ``dump_answers`` (which stops at MAX_ELEMENTS), it still reaches nobody as data."""
+    feedback = json.loads((graded["out"] / "answer_too_large.json").read_text())
+    assert feedback["answers"]["double"]["t"] == "unsupported"
+    assert float(graded["rows"]["answer_too_large"]["total"]) == 4.0
 
 
 @pytest.mark.parametrize("tagged", [

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MAX_ELEMENTS", "Missing", "Unsupported", "decode", "dump_answers", "encode"]
+__all__ = ["MAX_ELEMENTS", "Missing", "Unsupported", "checked", "decode", "dump_answers", "encode"]
 
 MAX_ELEMENTS = 100_000
 """Largest number of array or list elements taken from one answer."""
@@ -133,6 +133,43 @@ def _sequence(payload) -> list:
     if not isinstance(payload, list):  # a string or a number would iterate or fail in ways of its own
         raise TypeError(f"expected a list, got {type(payload).__name__}")
     return payload
+
+
+def checked(data):
+    """``data`` if it is tagged data :func:`decode` reads, within :func:`encode`'s size limit; else a stand-in.
+
+    Answers are written where the submission runs, which can bypass
+    :func:`dump_answers` and write any JSON: a list of a million items, a
+    malformed array. Such an answer costs that answer only: it becomes
+    ``{"t": "unsupported", ...}``.
+
+    Parameters
+    ----------
+    data
+        Tagged data as read from JSON.
+
+    Returns
+    -------
+    dict
+        ``data`` itself, or an ``unsupported`` tagged value saying why.
+    """
+    # Tagged data spends about two items per value (the tag and its payload), an array one per number: four
+    # per element is more than encode ever writes, and stops a forged answer long before it costs memory.
+    budget, stack = 4 * MAX_ELEMENTS, [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, dict)):
+            budget -= len(item) + 1
+            stack.extend(item.values() if isinstance(item, dict) else item)
+        elif isinstance(item, str):
+            budget -= len(item) // 100
+        if budget < 0:
+            return {"t": "unsupported", "v": f"more than {MAX_ELEMENTS} numbers or items"}
+    try:
+        decode(data)
+    except ValueError:
+        return {"t": "unsupported", "v": "data the grader cannot read back"}
+    return data
 
 
 def _number(text) -> float:
