@@ -138,3 +138,42 @@ def test_malformed_tagged_data_is_a_value_error(tagged):
     with pytest.raises(ValueError):
         decode(tagged)
     assert show_answer(tagged) == "(could not be read)"
+
+
+FILL = '''
+import os
+written = {}
+for folder in ("/dev/shm", "/dev", "/tmp"):
+    total = 0
+    try:
+        for number in range(4):
+            with open(f"{folder}/fill{number}", "wb") as handle:
+                for _ in range(24):
+                    handle.write(b"z" * 2**20)
+                    total += 2**20
+    except OSError:
+        pass
+    written[folder] = total // 2**20
+os.write(int(os.environ["RESULT_FD"]), repr(written).encode())
+'''
+"""Writes up to 96 MiB (four files, each under the file-size limit) into each in-memory folder it finds."""
+
+
+def test_every_writable_folder_in_memory_is_size_limited(tmp_path):
+    """/dev and /dev/shm are in memory too: unbounded, a submission could hold half the grader's RAM."""
+    import ast
+    import sys
+
+    from udk_notebooks.assign.sandbox import run_sandboxed
+
+    if sandbox_problem() is not None:
+        pytest.skip(f"no sandbox here: {sandbox_problem()}")
+    script = tmp_path / "fill.py"
+    script.write_text(FILL)
+    run = run_sandboxed(["/bin/sh", "-c", f'RESULT_FD={{result_fd}} exec {sys.executable} -I fill.py'],
+                        {"fill.py": script}, limits=Limits(wall_seconds=60, folder_bytes=32 * 2**20,
+                                                           file_bytes=30 * 2**20, memory_bytes=2**30))
+    written = ast.literal_eval(run.data.decode())
+    assert written["/tmp"] <= 32
+    assert written["/dev/shm"] <= 32
+    assert written["/dev"] <= 32
