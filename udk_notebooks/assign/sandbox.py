@@ -12,8 +12,9 @@ runs inside ``bwrap`` (the Debian/Ubuntu package ``bubblewrap``) with
   size-limited in-memory folders: ``/tmp`` and the working folder
   ``/submission``, which holds read-only copies of the files given (the
   notebook and its public checks, or a test job). Nothing else of the
-  grader's file system is visible: not the autograder folder, the solutions, other submissions, the grader's home or temporary folder, nor
-  the repository beyond the installed package;
+  grader's file system is visible: not the autograder folder, the solutions,
+  other submissions, the grader's home or temporary folder, nor the
+  repository beyond the installed package;
 * a cleared environment (only the variables given);
 * limits: address space per process, file size, open files, and the number
   of processes (a ``pids`` cgroup when one can be created, else
