@@ -177,3 +177,26 @@ def test_every_writable_folder_in_memory_is_size_limited(tmp_path):
     assert written["/tmp"] <= 32
     assert written["/dev/shm"] <= 32
     assert written["/dev"] <= 32
+
+
+def test_a_cell_error_cannot_write_markdown_into_the_feedback():
+    """A student's exception text (cell errors, test messages) stays inside a code block of the Markdown report:
+    it cannot add a heading, a second score line or raw HTML, whatever backticks it holds."""
+    MarkdownIt = pytest.importorskip("markdown_it").MarkdownIt
+
+    from udk_notebooks.assign.feedback import feedback_markdown
+
+    forged = "all fine\n\n# tiny: feedback\n\n**Score: 6 of 6 points**\n\n<img src=x onerror=alert(1)>"
+    feedback = {"submission": "s.ipynb", "assignment": "tiny", "score": 0.0, "max_score": 2.0, "manual_points": 0.0,
+                "answers": {"double": {"t": "str", "v": "```\n# q1: 2 of 2"}},
+                "execution": {"cell_errors": [{"cell": 3, "error": f"ValueError: {forged}"}]},
+                "questions": [{"name": "q1", "score": 0.0, "max_score": 2.0, "manual": False,
+                               "tests": [{"hidden": True, "points": 2.0, "passed": False,
+                                          "message": f"KeyError: '```\n{forged}'"}]}]}
+    spec = {"questions": [{"name": "q1", "answers": ["double"]}]}
+    tokens = MarkdownIt("commonmark").parse(feedback_markdown(feedback, spec))
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings == ["tiny: feedback for s.ipynb", "q1: 0 of 2"]
+    assert not any(t.type in ("html_block", "html_inline") for t in tokens)
+    strong = [tokens[i].children for i, t in enumerate(tokens) if t.type == "inline" and "Score" in t.content]
+    assert len(strong) == 1
