@@ -200,3 +200,26 @@ def test_a_cell_error_cannot_write_markdown_into_the_feedback():
     assert not any(t.type in ("html_block", "html_inline") for t in tokens)
     strong = [tokens[i].children for i, t in enumerate(tokens) if t.type == "inline" and "Score" in t.content]
     assert len(strong) == 1
+
+
+@pytest.mark.parametrize("document", [
+    {"report": {"timed_out": [float("inf")]}},
+    {"report": {"restarts": float("nan")}},
+    {"notebook": '{"cells": [{"cell_type": "code"}], "nbformat": 4, "nbformat_minor": 5}'},
+    {"notebook": '{"nbformat": "x"}'},
+])
+def test_a_forged_runner_document_is_no_result(monkeypatch, document):
+    """Should the kernel ever write the runner's pipe again, the grader still reads the document as hostile."""
+    from udk_notebooks.assign import grade
+    from udk_notebooks.assign.sandbox import SandboxResult
+
+    report = {"errors": [], "timed_out": [], "died": [], "restarts": 0, "out_of_time": False, "seconds": 1.0}
+    data = {"answers": {}, "report": {**report, **document.get("report", {})},
+            "notebook": document.get("notebook", json.dumps(nbformat.v4.new_notebook()))}
+    forged = SandboxResult(0, json.dumps(data).encode(), False, False, "", 1.0)
+    monkeypatch.setattr(grade, "run_sandboxed", lambda *args, **kwargs: forged)
+    report, executed, error = grade._execute_sandboxed(nbformat.v4.new_notebook(), "tiny_checks.json", {}, [],
+                                                       time_limit=10, cell_time_limit=5, kernel_name="python3",
+                                                       limits=Limits())
+    assert executed is None and report.answers == {}
+    assert "no readable result" in error
