@@ -401,14 +401,17 @@ IRIs, and it builds a grammar at import that took 4 of the runner's 5 seconds.""
 def _checked_answer(tagged):
     """A tagged answer that can be written and read back as JSON, or an "unsupported" stand-in.
 
-    The answers come from where the submission ran: one nested thousands deep
-    must cost that answer, not stop the grader.
+    The answers come from where the submission ran: one nested thousands deep,
+    malformed or beyond the size limit must cost that answer, not stop the
+    grader (:func:`~.answers.checked`).
     """
+    from .answers import checked
+
     try:
         json.loads(json.dumps(tagged))
+        return checked(tagged)
     except (ValueError, TypeError, RecursionError):
         return {"t": "unsupported", "v": "data the grader cannot read back"}
-    return tagged
 
 
 def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit: float, cell_time_limit: float,
@@ -431,7 +434,8 @@ def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit:
         data = json.loads(run.data.decode("utf-8", "replace"))
         report = _report_of(data)
         executed = nbformat.reads(data["notebook"], as_version=4)
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # written where the student ran
+        nbformat.validate(executed)  # so that writing it for the instructor cannot fail later
+    except Exception:  # written where the student ran: any malformed part (inf, a wrong notebook) is theirs
         why = "its result was too large" if run.truncated else f"it ended with status {run.returncode}"
         return empty, None, f"the notebook's sandbox returned no readable result ({why})"
     return report, executed, None

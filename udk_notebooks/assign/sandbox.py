@@ -8,12 +8,13 @@ runs inside ``bwrap`` (the Debian/Ubuntu package ``bubblewrap``) with
 * a file system made of read-only bind mounts of the system (``/usr`` and a
   few files of ``/etc``) and of the Python environment (the interpreter's
   prefix, the virtual environment, this package's folder), a fresh ``/proc``
-  and ``/dev``, and two size-limited in-memory folders: ``/tmp`` and the
-  working folder ``/submission``, which holds read-only copies of the files
-  given (the notebook and its public checks, or a test job). Nothing else of
-  the grader's file system is visible: not the autograder folder, the
-  solutions, other submissions, the grader's home or temporary folder, nor
-  the repository beyond the installed package;
+  and ``/dev`` (read-only but for a size-limited ``/dev/shm``), and two
+  size-limited in-memory folders: ``/tmp`` and the working folder
+  ``/submission``, which holds read-only copies of the files given (the
+  notebook and its public checks, or a test job). Nothing else of the
+  grader's file system is visible: not the autograder folder, the solutions,
+  other submissions, the grader's home or temporary folder, nor the
+  repository beyond the installed package;
 * a cleared environment (only the variables given);
 * limits: address space per process, file size, open files, and the number
   of processes (a ``pids`` cgroup when one can be created, else
@@ -306,7 +307,10 @@ def _mount_arguments(files: dict[str, Path], folder_bytes: int) -> list[str]:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     for folder in _python_mounts():
         args += ["--ro-bind", folder, folder]
+    # bwrap's /dev is an in-memory folder of no size limit: read-only (its device nodes still open for writing),
+    # with a size-limited /dev/shm, so that no writable folder can hold more than folder_bytes of memory.
     args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(folder_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
              "--size", str(folder_bytes), "--tmpfs", "/tmp",
              "--size", str(folder_bytes), "--tmpfs", WORKDIR]
     for name, source in files.items():
