@@ -3,7 +3,9 @@
 #   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on a working copy of lessons/ in my-lessons/
 #   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
 #   make site                                 the lessons executed, as a static HTML site in build/site
-#   make assignments                          assignments/*.ipynb -> build/assignments/<name>/{student,solutions,autograder}
+#   make assignments                          instructor/assignments/*.ipynb (masters) -> build/assignments/<name>/
+#                                             {student,solutions,autograder}, each checked to discriminate
+#   make publish-assignments                  the masters' student versions -> assignments/<name>/ (what students get)
 #   make grade SUBMISSIONS=dir ASSIGNMENT=name [GRADE_ARGS='--cell-time-limit 30']
 #                                             grade a folder of notebooks -> build/scores/<name>/scores.csv
 
@@ -53,7 +55,8 @@ site: venv
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.site build/site
 	@echo "== open build/site/index.html, or serve it: $(VPY) -m http.server -d build/site"
 
-.PHONY: assignments grade
+.PHONY: assignments publish-assignments grade
+MASTERS     ?= instructor/assignments
 ASSIGNMENT  ?=
 SUBMISSIONS ?=
 SCORES      ?= build/scores/$(ASSIGNMENT)
@@ -61,11 +64,15 @@ GRADE_ARGS  ?=
 
 assignments: venv
 	$(PIP) install --quiet -e '.[assign]'
-	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.assign build assignments build/assignments
+	OPENBLAS_NUM_THREADS=1 $(VPY) -m udk_notebooks.assign build $(MASTERS) build/assignments
+
+publish-assignments: venv
+	$(PIP) install --quiet -e '.[assign]'
+	$(VPY) -m udk_notebooks.assign publish $(MASTERS) assignments
 
 grade: venv
 	@test -n "$(SUBMISSIONS)" -a -n "$(ASSIGNMENT)" || { echo "usage: make grade SUBMISSIONS=folder ASSIGNMENT=name" \
-		"(one of: $(notdir $(basename $(wildcard assignments/*.ipynb))))"; exit 2; }
+		"(one of: $(notdir $(basename $(wildcard $(MASTERS)/*.ipynb))))"; exit 2; }
 	@test -f build/assignments/$(ASSIGNMENT)/autograder/assignment.json || \
 		{ echo "build/assignments/$(ASSIGNMENT) is missing: run make assignments first"; exit 2; }
 	$(PIP) install --quiet -e '.[assign]'

@@ -32,10 +32,21 @@ from udk_notebooks.assign import (
 )
 from udk_notebooks.assign.answers import Missing, Unsupported, decode, encode
 from udk_notebooks.assign.format import free_names
+from udk_notebooks.assign.build import (MANUAL_PROMPT, export_otter, new_master, publish_student_versions,
+                                        solution_notebook)
+from udk_notebooks.assign.discriminate import (
+    WrongSubmission,
+    check_discrimination,
+    honest_share,
+    wrong_submissions,
+)
+from udk_notebooks.assign.grade import spec_of
 from udk_notebooks.assign.trusted import run_job
+from udk_notebooks.assign.variants import Variant, uses_variants, with_student_id
 
 REPO = Path(__file__).resolve().parents[1]
-PROBLEM_SETS = sorted((REPO / "assignments").glob("*.ipynb"))
+MASTERS = REPO / "instructor" / "assignments"
+PROBLEM_SETS = sorted(MASTERS.glob("*.ipynb"))
 
 
 # --------------------------------------------------------------------------- a small master
@@ -55,7 +66,7 @@ def _master_cells():
         raw("# END SOLUTION"),
         raw("# BEGIN TESTS"),
         code('""" # BEGIN TEST CONFIG\npoints: 0\n""" # END TEST CONFIG\nassert np.ndim(double) == 0, "a number"'),
-        code("# HIDDEN\nassert np.isclose(double, 6.0), 'double is wrong'"),
+        code("# HIDDEN\nassert np.ndim(double) == 0 and np.isclose(double, 6.0), 'double is wrong'"),
         raw("# END TESTS"),
         raw("# END QUESTION"),
         raw("# BEGIN QUESTION\nname: q2\npoints: 3"),
@@ -63,7 +74,8 @@ def _master_cells():
         code("# BEGIN SOLUTION\nvec = np.arange(3.0) * scale\n# END SOLUTION"),
         raw("# END SOLUTION"),
         raw("# BEGIN TESTS"),
-        code('""" # BEGIN TEST CONFIG\nhidden: true\n""" # END TEST CONFIG\nassert np.allclose(vec, [0.0, 3.0, 6.0])'),
+        code('""" # BEGIN TEST CONFIG\nhidden: true\n""" # END TEST CONFIG\n'
+             'assert np.shape(vec) == (3,) and np.allclose(vec, [0.0, 3.0, 6.0])'),
         raw("# END TESTS"),
         raw("# END QUESTION"),
         raw("# BEGIN QUESTION\nname: q3\npoints: 1"),
@@ -436,7 +448,7 @@ def test_build_refuses_a_master_whose_solution_fails(tmp_path):
 
 
 def test_there_are_three_problem_sets():
-    assert len(PROBLEM_SETS) >= 3, "assignments/ must hold at least three master notebooks"
+    assert len(PROBLEM_SETS) >= 3, "instructor/assignments/ must hold at least three master notebooks"
 
 
 @pytest.mark.parametrize("master", PROBLEM_SETS, ids=[p.stem for p in PROBLEM_SETS])
@@ -445,14 +457,15 @@ def test_problem_set_is_stored_clean_and_parses(master):
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
     assignment = read_master(master)
     assert assignment.name == master.stem
-    assert all(any(t.hidden for t in q.tests) for q in assignment.questions), "every question has hidden tests"
+    assert all(any(t.hidden for t in q.tests) for q in assignment.questions if not q.manual), \
+        "every question scored by tests has hidden tests"
 
 
 @pytest.fixture(scope="module")
 def built_sets(tmp_path_factory):
     """Every problem set built (the build grades the solutions and fails unless they get full marks)."""
     out = tmp_path_factory.mktemp("assignments")
-    results = build_all(REPO / "assignments", out)
+    results = build_all(MASTERS, out, workers=1)
     return out, {Path(r["student"]).stem: r for r in results}
 
 
@@ -482,7 +495,7 @@ def _hidden_and_solution_lines(master: Path) -> tuple[set[str], set[str]]:
 @pytest.mark.parametrize("master", PROBLEM_SETS, ids=[p.stem for p in PROBLEM_SETS])
 def test_built_student_version_has_no_solution_or_hidden_test(built_sets, master):
     out, results = built_sets
-    assert results[master.stem]["score"] == results[master.stem]["max_score"] > 0
+    assert results[master.stem]["score"] == results[master.stem]["auto_max_score"] > 0
     solution_lines, hidden_lines = _hidden_and_solution_lines(master)
     assert solution_lines and hidden_lines
     student = out / master.stem / "student"
@@ -516,6 +529,7 @@ def test_problem_sets_graded_from_the_command_line(built_sets, tmp_path):
     solutions = nbformat.read(out / name / "solutions" / f"{name}.ipynb", as_version=4)
     for cell in solutions.cells:
         cell.source = cell.source.replace("friction_work_up = -mu", "friction_work_up = mu")  # wrong sign
+        cell.source = with_student_id(cell.source, "wrong_sign") if cell.cell_type == "code" else cell.source
     submissions = tmp_path / "submissions"
     submissions.mkdir()
     nbformat.write(solutions, submissions / "wrong_sign.ipynb")
@@ -524,9 +538,9 @@ def test_problem_sets_graded_from_the_command_line(built_sets, tmp_path):
                           str(submissions), "--out", str(tmp_path / "scores")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[:3] == [
-        "student,q1,q2,q3,total,max_score,status",
-        "untouched,0,0,0,0,7,ok",
-        "wrong_sign,2,0,3,5,7,ok",
+        "student,q1,q2,q3,q4,q5,total,max_score,status",
+        "untouched,0,0,0,0,,0,13,ok",
+        "wrong_sign,2,0,3,4,,9,13,ok",
     ]
     feedback = json.loads((tmp_path / "scores" / "wrong_sign.json").read_text())
     assert feedback["questions"][1]["tests"][1]["message"].startswith("AssertionError: the work of friction is off")
@@ -580,10 +594,14 @@ def test_problem_set_tests_accept_other_correct_forms(built_sets):
     q4 = [{"name": "q4", "answers": ["c_vector"],
            "tests": [{"code": t["code"], "hidden": t["hidden"], "reads": t["reads"]}
                      for t in spec4["questions"][3]["tests"]]}]
-    from udk_notebooks.examples import inclined_line
-
-    nonideal = inclined_line.exact_motion(m=2.0, k=1.5, c1=0.7, c2=-1.2).nonideal
-    for c, ok in [(nonideal, True), (nonideal + 3.0 * np.array([1.5, -1.0]), True), ([0.7, -1.2], True),
+    given4: dict = {}
+    exec("\n".join(spec4["given"]), given4)
+    t, data = given4["t_measured"], given4["q_measured"]
+    fit = np.polyfit(t, data, 2)[0] * 2  # another route to the least-squares acceleration
+    along = np.array([1.0, 1.5]) / np.hypot(1.0, 1.5)
+    nonideal = along * (along @ (2.0 * fit - np.array([0.0, -2.0 * 9.81])))
+    # the exact c of the noise-free example no longer explains the noisy data to 1e-6
+    for c, ok in [(nonideal, True), (nonideal + 3.0 * np.array([1.5, -1.0]), True), ([0.7, -1.2], False),
                   (2 * nonideal, False), ([1.0, 2.0], False)]:
         results = run_job({"given": spec4["given"], "answers": {"c_vector": encode(np.asarray(c))},
                            "questions": q4})["results"]
@@ -613,3 +631,301 @@ def test_otter_grader_accepts_the_master_and_grades_it_alike(tmp_path):
     results = json.loads((runs / "results.json").read_text())
     scores = {t["name"]: t["score"] for t in results["tests"] if "score" in t}
     assert scores == {"q1": 2, "q2": 3, "q3": 1}
+
+
+def _otter_run(zip_path: Path, notebook: Path, out: Path) -> dict:
+    """Grade one notebook with ``otter run`` (locally, no Docker); its per-question scores."""
+    out.mkdir()
+    run = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(zip_path), "-o", str(out), str(notebook)],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    return {t["name"]: t["score"] for t in results["tests"] if t["name"] != "Public Tests"}
+
+
+@pytest.mark.slow
+def test_otter_zip_installs_the_package_and_grades_readme_example_alike(tmp_path):
+    """The Gradescope zip ships a wheel that its environment installs, and grades emmy as our grader does.
+
+    emmy is the README's sample for ps3_incline_friction: her own ``STUDENT_ID``, every answer
+    right but the sign of the work of friction on the way up (9 of 11 automatic points).
+    """
+    pytest.importorskip("otter")
+    import zipfile
+
+    import yaml
+
+    master = MASTERS / "ps3_incline_friction.ipynb"
+    out = export_otter(master, tmp_path / "otter")
+    (zip_path,) = (out / "autograder").glob("*.zip")
+    with zipfile.ZipFile(zip_path) as zf:
+        names = set(zf.namelist())
+        environment = yaml.safe_load(zf.read("environment.yml"))
+        (wheel_name,) = [n for n in names if n.startswith("files/udk_notebooks-") and n.endswith(".whl")]
+        zf.extract(wheel_name, tmp_path / "zip")
+    # Gradescope unpacks the zip into /autograder/source; setup.sh builds the environment from environment.yml
+    pip_lines = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    assert f"/autograder/source/{wheel_name}" in pip_lines
+    assert (out / "autograder" / "requirements.txt").read_text().split() == [f"/autograder/source/{wheel_name}"]
+    assert "files/ps3_incline_friction_checks.json" in names
+    # the wheel installs with no index and holds the package only (no master, no lesson)
+    wheel = tmp_path / "zip" / wheel_name
+    with zipfile.ZipFile(wheel) as zf:
+        tops = {n.split("/")[0] for n in zf.namelist()}
+    assert tops == {"udk_notebooks", wheel.name.split("-py3")[0] + ".dist-info"}, tops
+    site = tmp_path / "site"
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet",
+                              "--target", str(site), str(wheel)], capture_output=True, text=True, timeout=300)
+    assert install.returncode == 0, install.stderr
+    probe = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                            "import udk_notebooks.assign as a; print(a.__file__)", str(site)],
+                           capture_output=True, text=True, timeout=300)
+    assert probe.returncode == 0 and probe.stdout.startswith(str(site)), probe.stdout + probe.stderr
+    # the student version: runs where the lab runs (no otter import) and carries otter's assignment name
+    student = nbformat.read(out / "student" / "ps3_incline_friction.ipynb", as_version=4)
+    assert student.metadata["otter"]["assignment_name"] == "ps3_incline_friction"
+    assert not any("import otter" in c.source for c in student.cells)
+    assert (out / "student" / "ps3_incline_friction_checks.json").is_file()
+    # emmy's notebook: the solutions for her id, the work on the way up with the wrong sign
+    solutions = {c.id: c.source for c in solution_notebook(read_master(master)).cells}
+    for cell in student.cells:
+        if cell.cell_type == "code" and "otter_answer_cell" in cell.metadata.get("tags", []):
+            cell.source = solutions[cell.id]
+        cell.source = cell.source.replace('STUDENT_ID = "your id"', 'STUDENT_ID = "emmy"')
+        if cell.source.startswith("friction_work_up = -"):
+            cell.source = cell.source.replace("friction_work_up = -", "friction_work_up = ", 1)
+    emmy = tmp_path / "emmy.ipynb"
+    nbformat.write(student, emmy)
+    ours = grade_notebook(spec_of(read_master(master)), emmy)
+    ours_scores = {q["name"]: q["score"] for q in ours["questions"] if q["score"] is not None}
+    assert ours_scores == {"q1": 2, "q2": 0, "q3": 3, "q4": 4}, ours_scores  # the README's row for emmy
+    assert _otter_run(zip_path, emmy, tmp_path / "otter-run") == ours_scores
+
+
+# --------------------------------------------------------------------------- discrimination
+
+
+def test_wrong_submissions_are_generated_from_the_solution():
+    solution = {"x": 2.0, "V": np.arange(1.0, 9.0).reshape(4, 2), "flag": True, "zero": np.zeros(2), "word": "udk"}
+    subs = {sub.label: sub for sub in wrong_submissions(solution, given=[])}
+    assert subs["untouched student version"].answers["x"] is Ellipsis
+    zeros = subs["zeros of the right shape"]
+    assert zeros.answers["flag"] is False and np.shape(zeros.answers["V"]) == (4, 2)
+    assert set(zeros.wrong) == {"x", "V", "flag"}  # `zero` is already zero: not a wrong answer
+    assert subs["`x` perturbed by 10%"].answers["x"] == pytest.approx(2.2)
+    assert subs["`flag` flipped"].answers["flag"] is False
+    # the checkerboard is no scaling of columns (which a basis test rightly accepts) nor of rows
+    V = solution["V"]
+    ratio = subs["`V` perturbed by 10%"].answers["V"] / V
+    assert not np.allclose(ratio, ratio[0]) and not np.allclose(ratio, ratio[:, :1])
+    assert np.shape(subs["`x` with a leading axis of length 1"].answers["x"]) == (1,)
+    assert np.shape(subs["`V` with a leading axis of length 1"].answers["V"]) == (1, 4, 2)
+    assert not any("`zero` perturbed" in label or "`word`" in label for label in subs)
+
+
+def test_typical_wrong_answers_and_open_answers_come_from_the_config():
+    config = {"open_answers": ["gain"],
+              "wrong_answers": [{"label": "gain too stiff", "code": "gain = 10 * scale"},
+                                {"code": "x = 3.0", "points": 1}]}
+    subs = wrong_submissions({"gain": 1.0, "x": 2.0}, ["scale = 4.0"], config)
+    labels = [sub.label for sub in subs]
+    assert "`gain` perturbed by 10%" not in labels and "`gain` with a leading axis of length 1" in labels
+    stiff = subs[labels.index("gain too stiff")]
+    assert stiff.answers == {"gain": 40.0, "x": 2.0} and stiff.wrong == ("gain",)
+    assert subs[-1].points == 1 and subs[-1].label == "typical wrong answer 2"
+    with pytest.raises(AssignmentFormatError, match="changes no answer"):
+        wrong_submissions({"x": 2.0}, [], {"wrong_answers": [{"code": "x = 2.0"}]})
+    with pytest.raises(AssignmentFormatError, match=r"wrong_answers\[0\]: its code raised NameError"):
+        wrong_submissions({"x": 2.0}, [], {"wrong_answers": [{"code": "x = not_defined"}]})
+
+
+def _spec(tests_q1, tests_q2=(), all_or_nothing=False):
+    def question(name, tests, answers):
+        return {"name": name, "points": float(sum(p for _, p, _ in tests)), "all_or_nothing": all_or_nothing,
+                "manual": False, "answers": answers,
+                "tests": [{"code": code, "hidden": True, "points": p, "reads": reads} for code, p, reads in tests]}
+
+    return {"format": "udk-assign/1", "name": "tiny", "given": ["import numpy as np"], "variants": False,
+            "questions": [question("q1", tests_q1, ["x", "y"]), question("q2", tests_q2, ["x", "z"])]}
+
+
+def test_honest_share_counts_only_the_owner_questions_tests():
+    spec = _spec([("assert x == 2", 1.0, ["x"]), ("assert y == 3", 2.0, ["y"])],
+                 [("assert z == x + 1", 4.0, ["x", "z"])])
+    owners = {"x": "q1", "y": "q1", "z": "q2"}
+    assert honest_share(spec, owners, []) == 7.0
+    assert honest_share(spec, owners, ["x"]) == 6.0  # q2 reads x too, but x is q1's answer
+    assert honest_share(spec, owners, ["x", "z"]) == 2.0
+    spec_aon = _spec([("assert x == 2", 1.0, ["x"]), ("assert y == 3", 2.0, ["y"])], all_or_nothing=True)
+    assert honest_share(spec_aon, owners, ["y"]) == 0.0
+
+
+def test_discrimination_flags_a_test_that_broadcasts():
+    weak = _spec([("assert np.isclose(x, 2.0)", 1.0, ["x"]), ("assert y == 3", 1.0, ["y"])])
+    strong = _spec([("assert np.ndim(x) == 0 and np.isclose(x, 2.0)", 1.0, ["x"]),
+                    ("assert np.ndim(y) == 0 and y == 3", 1.0, ["y"])])
+    owners = {"x": "q1", "y": "q1"}
+    subs = wrong_submissions({"x": 2.0, "y": 3}, given=[])
+    rows = {r["label"]: r for r in check_discrimination(weak, owners, subs)}
+    assert not rows["`x` with a leading axis of length 1"]["ok"]
+    assert rows["`x` with a leading axis of length 1"]["score"] == 2.0
+    assert rows["`x` perturbed by 10%"]["ok"] and rows["zeros of the right shape"]["score"] == 0.0
+    assert all(r["ok"] for r in check_discrimination(strong, owners, subs))
+    lenient = [WrongSubmission("stated share", {"x": 5.0, "y": 3}, ("x",), points=2.0)]
+    assert check_discrimination(weak, owners, lenient)[0]["allowed"] == 2.0
+
+
+@pytest.mark.slow
+def test_build_refuses_a_master_that_does_not_discriminate(tmp_path):
+    cells = _master_cells()
+    weak = [c if "double is wrong" not in c.source else new_code_cell("# HIDDEN\nassert np.isclose(double, 6.0)")
+            for c in cells]
+    master = _write(weak, tmp_path / "mini.ipynb")
+    from udk_notebooks.assign import BuildError
+
+    with pytest.raises(BuildError, match=r"more than they deserve(.|\n)*`double` with a leading axis of length 1: "
+                                         r"scores 6, at most 4 allowed"):
+        build_assignment(master, tmp_path / "out")
+
+
+# --------------------------------------------------------------------------- variants
+
+
+def test_variant_numbers_depend_on_the_student_and_the_assignment():
+    draw = lambda assignment, student: Variant(assignment, student).uniform(0.0, 1.0)  # noqa: E731
+    assert draw("ps3", "ada") == draw("ps3", " ada ")  # the same student, the same numbers
+    assert len({draw("ps3", "ada"), draw("ps3", "alan"), draw("ps4", "ada")}) == 3
+    assert Variant("ps3", "ada").uniform(25.0, 40.0, decimals=1) == round(Variant("ps3", "ada").uniform(25.0, 40.0), 1)
+    assert Variant("ps3", "ada").choice(["a", "b", "c"]) in "abc"
+    for bad in ("", "   ", None, 7):
+        with pytest.raises(ValueError, match="student_id"):
+            Variant("ps3", bad)
+    with pytest.raises(ValueError, match="low < high"):
+        Variant("ps3", "ada").uniform(1.0, 1.0)
+
+
+def test_with_student_id_rewrites_only_the_id_line():
+    source = ('import numpy as np\nSTUDENT_ID = "your id"   # write yours\n'
+              'v = Variant("ps", STUDENT_ID)\nMY_STUDENT_ID = 3')
+    expected = 'import numpy as np\nSTUDENT_ID = \'ada\'\nv = Variant("ps", STUDENT_ID)\nMY_STUDENT_ID = 3'
+    assert with_student_id(source, "ada") == expected
+    assert uses_variants([source]) and not uses_variants(["MY_STUDENT_ID = 3"])
+    with pytest.raises(ValueError, match="one-line"):
+        with_student_id(source, "ada\nimport os")
+
+
+def test_trusted_runner_grades_with_the_students_variant():
+    given = ['from udk_notebooks.assign import Variant\nSTUDENT_ID = "your id"\n'
+             'mass = Variant("ps", STUDENT_ID).uniform(1, 2)']
+    question = {"name": "q1", "answers": ["weight"],
+                "tests": [{"code": "assert abs(weight - 9.81 * mass) < 1e-9", "hidden": True, "reads": ["weight"]}]}
+    ada_weight = 9.81 * Variant("ps", "ada").uniform(1, 2)
+    job = {"given": given, "questions": [question], "answers": {"weight": encode(ada_weight)}}
+    assert run_job({**job, "student_id": "ada"})["results"]["q1"][0]["passed"]
+    assert not run_job({**job, "student_id": "alan"})["results"]["q1"][0]["passed"]  # someone else's numbers
+
+
+# --------------------------------------------------------------------------- masters stay with the instructor
+
+
+def _master_markers(path: Path) -> list[str]:
+    nb = nbformat.read(path, as_version=4)
+    found = []
+    for cell in nb.cells:
+        first = cell.source.lstrip().splitlines()[0] if cell.source.strip() else ""
+        if cell.cell_type == "raw" and first.upper().startswith(("# ASSIGNMENT CONFIG", "# BEGIN QUESTION")):
+            found.append(first)
+        found += [line for line in cell.source.splitlines() if "# SOLUTION" in line or "# BEGIN SOLUTION" in line
+                  or "BEGIN TEST CONFIG" in line or line.lstrip().startswith("# HIDDEN")]
+    return found
+
+
+def test_students_get_no_master():
+    """Lessons and published problem sets hold no master; Binder drops instructor/, pip never ships it."""
+    student_notebooks = sorted((REPO / "lessons").glob("*.ipynb")) + sorted((REPO / "assignments").rglob("*.ipynb"))
+    assert len(list((REPO / "assignments").rglob("*.ipynb"))) == len(PROBLEM_SETS)
+    for path in student_notebooks:
+        assert not _master_markers(path), f"{path.relative_to(REPO)} holds master cells: {_master_markers(path)[:3]}"
+    assert all(_master_markers(master) for master in PROBLEM_SETS)  # the check can fail
+    post_build = (REPO / "binder" / "postBuild").read_text()
+    assert "rm -rf instructor" in post_build
+    assert 'include = ["udk_notebooks*"]' in (REPO / "pyproject.toml").read_text()
+
+
+def test_published_student_versions_are_up_to_date(tmp_path):
+    """`assignments/` is what `publish` writes from the masters today (run `make publish-assignments`)."""
+    written = publish_student_versions(MASTERS, tmp_path)
+    assert len(written) == len(PROBLEM_SETS)
+    for path in sorted(tmp_path.rglob("*")):
+        if path.is_file():
+            published = REPO / "assignments" / path.relative_to(tmp_path)
+            assert published.is_file() and published.read_text() == path.read_text(), (
+                f"{published.relative_to(REPO)} is stale: run make publish-assignments")
+
+
+def test_manual_questions_keep_an_answer_cell_and_count_in_the_maximum():
+    master = MASTERS / "ps1_slider_pendulum.ipynb"
+    assignment = read_master(master)
+    manual = [q for q in assignment.questions if q.manual]
+    assert [q.name for q in manual] == ["q6"]
+    assert assignment.max_score == assignment.auto_max_score + 2 == 16
+    student = nbformat.read(REPO / "assignments" / "ps1_slider_pendulum" / "ps1_slider_pendulum.ipynb", as_version=4)
+    answers = [c for c in student.cells if c.source == MANUAL_PROMPT]
+    assert len(answers) == 1 and "otter_answer_cell" in answers[0].metadata["tags"]
+    assert "range of $A^\\mathsf{T}$" not in "\n".join(c.source for c in student.cells)  # the model answer stays out
+    spec = spec_of(assignment)
+    assert [q["manual"] for q in spec["questions"]].count(True) == 1
+
+
+def test_new_master_template(tmp_path):
+    path = new_master(tmp_path / "ps9_topic.ipynb")
+    assignment = read_master(path)
+    assert assignment.name == "ps9_topic" and assignment.auto_max_score == 2 and assignment.max_score == 3
+    with pytest.raises(FileExistsError, match="exists already"):
+        new_master(path)
+    with pytest.raises(ValueError, match=r"\.ipynb"):
+        new_master(tmp_path / "ps9.txt")
+    run = subprocess.run([sys.executable, "-m", "udk_notebooks.assign", "new", str(tmp_path / "ps8.ipynb")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and "python -m udk_notebooks.assign build" in run.stdout
+
+
+@pytest.mark.slow
+def test_new_master_template_builds_and_discriminates(tmp_path):
+    result = build_assignment(new_master(tmp_path / "ps9_topic.ipynb"), tmp_path / "out")
+    assert result["score"] == result["auto_max_score"] == 2
+    labels = {row["label"] for row in result["discrimination"]}
+    assert {"untouched student version", "zeros of the right shape", "`weight` perturbed by 10%",
+            "`weight` with a leading axis of length 1"} <= labels
+    assert all(row["ok"] for row in result["discrimination"])
+
+
+# --------------------------------------------------------------------------- the problem sets discriminate
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("master", PROBLEM_SETS, ids=[p.stem for p in PROBLEM_SETS])
+def test_problem_set_discriminates(built_sets, master):
+    _, results = built_sets
+    rows = results[master.stem]["discrimination"]
+    labels = [row["label"] for row in rows]
+    assert "untouched student version" in labels and "zeros of the right shape" in labels
+    assert sum("perturbed" in label or "flipped" in label for label in labels) >= 4
+    assert all(row["ok"] for row in rows), [row for row in rows if not row["ok"]]
+    assert all(row["score"] < results[master.stem]["auto_max_score"] for row in rows)
+
+
+@pytest.mark.slow
+def test_ps2_rejects_diverged_and_short_runs(built_sets):
+    _, results = built_sets
+    rows = {row["label"]: row for row in results["ps2_stabilization"]["discrimination"]}
+    for label in ("a diverged RK4 run (one sample: its residual is still zero)", "one Euler step of 10 s from rest",
+                  "a run that stops short of the horizon (it diverged at the first step)"):
+        assert rows[label]["score"] <= rows[label]["allowed"] == 9  # the run's question (3 points) is lost
+
+
+@pytest.mark.slow
+def test_ps3_variants_all_score_full_marks(built_sets):
+    _, results = built_sets
+    assert results["ps3_incline_friction"]["variant_ids"] == ["ada", "alan", "grace"]
+    assert results["ps1_slider_pendulum"]["variant_ids"] == []

@@ -243,7 +243,7 @@ def test_feedback_and_the_executed_notebook_are_written(course):
 def test_written_answers_are_collected_and_their_scores_merged(course):
     out = course["out"]
     collected = (out / "manual" / "q2.md").read_text()
-    assert "## A/adoe\nThe scale is 3." in collected and "## B/adoe\nNo idea." in collected
+    assert "## A/adoe\n\nThe scale is 3." in collected and "## B/adoe\n\nNo idea." in collected
     student = nbformat.read(course["student"], as_version=4)
     assert any(c.cell_type == "markdown" and "otter_answer_cell" in c.metadata.get("tags", []) for c in student.cells)
     table = out / "manual" / "q2.csv"
@@ -270,3 +270,5 @@ def test_grading_one_file_again_replaces_only_its_row(course, tmp_path):
     assert after["B/adoe"]["questions"]["q1"] == 2.0 and after["B/adoe"].get("manual") == old.get("manual")
     new_total = 2.0 + sum(old.get("manual", {}).values())  # hand-graded points are kept
     assert f"regraded B/adoe: total {old['total']:g} -> {new_total:g} (changed file" in (out / "grading.log").read_text()
+    for question, points in old.get("manual", {}).items():  # and they stay in the student's feedback
+        assert f"{question}: {points:g} of 3" in (out / "B" / "adoe.md").read_text()

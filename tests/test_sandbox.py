@@ -106,3 +106,31 @@ def test_limits_check_their_values(change, message):
 def test_run_sandboxed_checks_its_files(tmp_path):
     with pytest.raises(ValueError, match="`files`"):
         run_sandboxed([sys.executable, "-c", "pass"], {"../escape": tmp_path / "missing"})
+
+
+def test_a_sandbox_that_cannot_be_set_up_is_the_graders_error_not_the_students(monkeypatch):
+    import udk_notebooks.assign.sandbox as sandbox
+
+    real = sandbox._mount_arguments
+    monkeypatch.setattr(sandbox, "_mount_arguments",
+                        lambda files, size: real(files, size) + ["--ro-bind", "/nonexistent-udk-folder", "/x"])
+    with pytest.raises(sandbox.SandboxUnavailable, match="could not be set up"):
+        _python("pass")
+
+
+def test_grading_refuses_to_run_without_a_sandbox_and_says_why(tmp_path, monkeypatch, capsys):
+    import udk_notebooks.assign.grade as grade
+    from udk_notebooks.assign.__main__ import main
+    from udk_notebooks.assign.sandbox import SandboxUnavailable
+
+    spec = {"format": "udk-assign/1", "name": "none", "given": [], "questions": []}
+    (tmp_path / "autograder").mkdir()
+    (tmp_path / "autograder" / "assignment.json").write_text(json.dumps(spec))
+    notebook = tmp_path / "ada.ipynb"
+    notebook.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    monkeypatch.setattr(grade, "sandbox_problem", lambda: "bubblewrap (`bwrap`) is not installed")
+    for call in (lambda: grade.grade_notebook(spec, notebook), lambda: grade.grade_folder(spec, tmp_path, tmp_path / "o")):
+        with pytest.raises(SandboxUnavailable, match=r"without a sandbox: bubblewrap .* is not installed.*--unsafe"):
+            call()
+    assert main(["grade", str(tmp_path / "autograder"), str(notebook), "--out", str(tmp_path / "out")]) == 3
+    assert "--unsafe" in capsys.readouterr().err and not (tmp_path / "out").exists()

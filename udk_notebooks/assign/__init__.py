@@ -11,10 +11,15 @@ with time limits; their answers leave the kernel as plain data
 run in bubblewrap sandboxes of their own (:mod:`.sandbox`), so nothing a
 submission does reaches the grader's files, processes or other students.
 Students check their work with :class:`Checker` (``grader.check("q1")``).
+The build also grades generated wrong submissions and fails when one scores
+more than it deserves (:mod:`.discriminate`); a master may give each student
+their own numbers (:class:`Variant`, :mod:`.variants`).
 
 Command line (``python -m udk_notebooks.assign --help``)::
 
+    python -m udk_notebooks.assign new instructor/assignments/ps5_topic.ipynb
     python -m udk_notebooks.assign build SOURCE OUT
+    python -m udk_notebooks.assign publish SOURCE assignments
     python -m udk_notebooks.assign grade AUTOGRADER SUBMISSIONS --out scores
 
 This subpackage depends on the solver, nbformat and nbclient, never on the widgets.
@@ -27,13 +32,15 @@ from importlib import import_module
 
 from .checks import CheckResult, Checker, run_case
 from .format import Assignment, AssignmentFormatError, Question, TestCase, read_master, strip_solution
+from .variants import Variant
 
 _LAZY = {
-    **dict.fromkeys(["BuildError", "build_all", "build_assignment", "export_otter", "solution_notebook",
-                     "student_notebook"], "build"),
-    **dict.fromkeys(["ExecutionReport", "execute_submission", "grade_folder", "grade_notebook",
+    **dict.fromkeys(["BuildError", "build_all", "build_assignment", "export_otter", "new_master",
+                     "publish_student_versions", "solution_notebook", "student_notebook"], "build"),
+    **dict.fromkeys(["ExecutionReport", "execute_submission", "grade_answers", "grade_folder", "grade_notebook",
                      "load_autograder"], "grade"),
     **dict.fromkeys(["Limits", "SandboxUnavailable", "run_sandboxed", "sandbox_problem"], "sandbox"),
+    **dict.fromkeys(["WrongSubmission", "check_discrimination", "wrong_submissions"], "discriminate"),
 }
 
 
@@ -55,14 +62,21 @@ __all__ = [
     "build_all",
     "build_assignment",
     "export_otter",
+    "new_master",
+    "publish_student_versions",
     "solution_notebook",
     "student_notebook",
+    "WrongSubmission",
+    "check_discrimination",
+    "wrong_submissions",
+    "Variant",
     # checking and grading
     "CheckResult",
     "Checker",
     "run_case",
     "ExecutionReport",
     "execute_submission",
+    "grade_answers",
     "grade_folder",
     "grade_notebook",
     "load_autograder",

@@ -1,4 +1,4 @@
-"""Command line: ``python -m udk_notebooks.assign build|grade|export|merge-manual|drop ...`` (see ``--help``)."""
+"""Command line: ``python -m udk_notebooks.assign build|new|publish|grade|export|merge-manual|drop ...`` (see ``--help``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .build import BuildError, build_all
+from .build import BuildError, build_all, new_master, publish_student_versions
 from .format import AssignmentFormatError
 from .grade import grade_folder, load_autograder
 from .gradebook import drop_row, export, merge_manual
@@ -22,7 +22,15 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("out", help="output folder")
     build.add_argument("--no-verify", action="store_true",
                        help="do not execute and grade the solutions (faster; solutions written without outputs)")
-    build.add_argument("--otter", action="store_true", help="also run `otter assign` into OUT/otter (otter extra)")
+    build.add_argument("--otter", action="store_true",
+                       help="also write OUT/otter: a Gradescope zip (otter assign) that installs a wheel of this "
+                            "package, and the student version to hand out (otter extra)")
+    new = commands.add_parser("new", help="write a template master notebook to start a problem set")
+    new.add_argument("path", help="the new master, e.g. instructor/assignments/ps5_my_topic.ipynb")
+    publish = commands.add_parser("publish", help="master(s) -> OUT/<name>/: the student versions only "
+                                  "(what a course hands out; nothing is executed)")
+    publish.add_argument("source", help="a master notebook, or a folder of them")
+    publish.add_argument("out", help="output folder, e.g. assignments")
     grade = commands.add_parser("grade", help="grade one submitted notebook or a folder of them")
     grade.add_argument("autograder", help="the build's autograder folder (holds assignment.json)")
     grade.add_argument("submissions", help="a .ipynb file or a folder of them, one per student")
@@ -61,13 +69,31 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _summary(result: dict) -> str:
+    if result["score"] is None:
+        return ""
+    parts = [f"solutions: {result['score']:g}/{result['auto_max_score']:g}"]
+    if result["max_score"] != result["auto_max_score"]:
+        parts[0] += f" + {result['max_score'] - result['auto_max_score']:g} manual"
+    if result.get("discrimination"):
+        parts.append(f"{len(result['discrimination'])} wrong submissions held to their share")
+    if result.get("variant_ids"):
+        parts.append(f"variants of {len(result['variant_ids'])} sample ids at full marks")
+    return " (" + "; ".join(parts) + ")"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "build":
             for result in build_all(args.source, args.out, verify=not args.no_verify, otter=args.otter):
-                marks = "" if result["score"] is None else f" (solutions: {result['score']:g}/{result['max_score']:g})"
-                print(f"built {result['student']}{marks}")
+                print(f"built {result['student']}{_summary(result)}")
+        elif args.command == "new":
+            print(f"wrote {new_master(args.path)}: edit it, then build it with "
+                  f"python -m udk_notebooks.assign build {args.path} build/assignments/{Path(args.path).stem}")
+        elif args.command == "publish":
+            for path in publish_student_versions(args.source, args.out):
+                print(f"published {path}")
         elif args.command == "grade":
             limits = Limits(memory_bytes=int(args.memory_limit * 2**30), processes=args.process_limit)
             table = grade_folder(args.autograder, args.submissions, args.out, time_limit=args.time_limit,
@@ -89,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
-    except (AssignmentFormatError, BuildError, ValueError, FileNotFoundError) as exc:
+    except (AssignmentFormatError, BuildError, ValueError, FileNotFoundError, FileExistsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

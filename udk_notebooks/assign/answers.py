@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MAX_ELEMENTS", "Missing", "Unsupported", "decode", "dump_answers", "encode"]
+__all__ = ["MAX_ELEMENTS", "Missing", "Unsupported", "checked", "decode", "dump_answers", "encode"]
 
 MAX_ELEMENTS = 100_000
 """Largest number of array or list elements taken from one answer."""
@@ -129,6 +129,49 @@ def dump_answers(names, path, namespace) -> None:
     Path(path).write_text(json.dumps(result))
 
 
+def _sequence(payload) -> list:
+    if not isinstance(payload, list):  # a string or a number would iterate or fail in ways of its own
+        raise TypeError(f"expected a list, got {type(payload).__name__}")
+    return payload
+
+
+def checked(data):
+    """``data`` if it is tagged data :func:`decode` reads, within :func:`encode`'s size limit; else a stand-in.
+
+    Answers are written where the submission runs, which can bypass
+    :func:`dump_answers` and write any JSON: a list of a million items, a
+    malformed array. Such an answer costs that answer only: it becomes
+    ``{"t": "unsupported", ...}``.
+
+    Parameters
+    ----------
+    data
+        Tagged data as read from JSON.
+
+    Returns
+    -------
+    dict
+        ``data`` itself, or an ``unsupported`` tagged value saying why.
+    """
+    # Tagged data spends about two items per value (the tag and its payload), an array one per number: four
+    # per element is more than encode ever writes, and stops a forged answer long before it costs memory.
+    budget, stack = 4 * MAX_ELEMENTS, [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, dict)):
+            budget -= len(item) + 1
+            stack.extend(item.values() if isinstance(item, dict) else item)
+        elif isinstance(item, str):
+            budget -= len(item) // 100
+        if budget < 0:
+            return {"t": "unsupported", "v": f"more than {MAX_ELEMENTS} numbers or items"}
+    try:
+        decode(data)
+    except ValueError:
+        return {"t": "unsupported", "v": "data the grader cannot read back"}
+    return data
+
+
 def _number(text) -> float:
     return float(str(text))  # parses "inf", "nan" and decimal literals; evaluates nothing
 
@@ -136,11 +179,23 @@ def _number(text) -> float:
 def decode(data):
     """Rebuild a value from :func:`encode`'s tagged data, without evaluating anything.
 
+    The data comes from where the submission ran, which can write anything
+    there (a shape of ``inf``, a complex number of one part): every malformed
+    input is a ``ValueError``, so that callers need catch only that.
+
     Raises
     ------
     ValueError
         For data that does not follow the tagged form.
     """
+    try:
+        return _decode(data)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
+            MemoryError) as exc:
+        raise ValueError(f"`data` is not a tagged value: {type(exc).__name__}: {exc}"[:300]) from None
+
+
+def _decode(data):
     if not isinstance(data, dict) or set(data) != {"t", "v"}:
         raise ValueError(f"`data` must be a tagged value {{'t': kind, 'v': payload}}; got {data!r:.80}")
     kind, payload = data["t"], data["v"]
@@ -155,19 +210,20 @@ def decode(data):
     if kind == "float":
         return _number(payload)
     if kind == "complex":
-        return complex(_number(payload[0]), _number(payload[1]))
+        real, imag = _sequence(payload)
+        return complex(_number(real), _number(imag))
     if kind == "str":
         return str(payload)
     if kind in ("list", "tuple"):
-        items = [decode(item) for item in payload]
+        items = [_decode(item) for item in _sequence(payload)]
         return items if kind == "list" else tuple(items)
     if kind == "dict":
-        return {str(key): decode(item) for key, item in payload.items()}
+        return {str(key): _decode(item) for key, item in payload.items()}
     if kind == "array":
         real = np.array([_number(x) for x in payload["real"]], dtype=float)
         if payload["dtype"] == "c":
             real = real + 1j * np.array([_number(x) for x in payload["imag"]], dtype=float)
-        shape = tuple(int(n) for n in payload["shape"])
+        shape = tuple(int(n) for n in _sequence(payload["shape"]))
         array = real.reshape(shape)
         if payload["dtype"] == "b":
             return array.astype(bool)

@@ -15,6 +15,7 @@ grader's own environment.
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +47,25 @@ def show_answer(tagged) -> str:
     return text if len(text) <= ANSWER_CHARS else text[:ANSWER_CHARS] + " ..."
 
 
+def _fenced(text: str, indent: str = "") -> list[str]:
+    """``text`` as a Markdown code block whose fence no line of it can close.
+
+    The text may be the student's (an exception's message, an answer): a fence
+    longer than its longest run of backticks keeps it inert, so it cannot add
+    headings, a score line or HTML to the report (CommonMark closes a fence
+    only with one at least as long).
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{indent}{fence}", *[f"{indent}{line}" for line in text.splitlines()], f"{indent}{fence}"]
+
+
 def _points(value) -> str:
     return "-" if value is None else f"{value:g}"
+
+
+def _worth(points: float) -> str:
+    return f"{points:g} point" + ("" if points == 1 else "s")
 
 
 def _question_answers(feedback: dict, spec: dict | None) -> dict[str, list[str]]:
@@ -68,12 +86,14 @@ def _status_lines(feedback: dict) -> list[str]:
 
 
 def _total_line(feedback: dict) -> str:
-    manual = feedback.get("manual_points") or 0.0
-    maximum = feedback["max_score"] + manual
-    line = f"{feedback['score']:g} of {maximum:g} points"
+    if "auto_max_score" in feedback:  # max_score counts the questions graded by hand already
+        maximum = feedback["max_score"]
+    else:
+        maximum = feedback["max_score"] + (feedback.get("manual_points") or 0.0)
+    line = f"{feedback['score']:g} of {_worth(maximum)}"
     pending = [q for q in feedback["questions"] if q.get("manual") and q["score"] is None]
     if pending:
-        line += f" ({sum(q['max_score'] for q in pending):g} points of questions graded by hand still to come)"
+        line += f" ({_worth(sum(q['max_score'] for q in pending))} of questions graded by hand still to come)"
     return line
 
 
@@ -96,7 +116,7 @@ def feedback_markdown(feedback: dict, spec: dict | None = None, student: str | N
              f"**Score: {_total_line(feedback)}**", ""]
     status = _status_lines(feedback)
     if status:
-        lines += ["While your notebook ran:", ""] + [f"- {line}" for line in status] + [""]
+        lines += ["While your notebook ran:", ""] + _fenced("\n".join(status)) + [""]
     for q in feedback["questions"]:
         lines += [f"## {q['name']}: {_points(q['score'])} of {q['max_score']:g}", ""]
         if q.get("manual"):
@@ -104,15 +124,15 @@ def feedback_markdown(feedback: dict, spec: dict | None = None, student: str | N
         for number, t in enumerate(q["tests"], start=1):
             kind = "hidden" if t["hidden"] else "public"
             mark = "passed" if t["passed"] else "failed"
-            lines.append(f"- {kind} test {number} ({t['points']:g} points): {mark}")
+            lines.append(f"- {kind} test {number} ({_worth(t['points'])}): {mark}")
             if t["message"]:
-                lines += ["", "  ```", *[f"  {line}" for line in t["message"].splitlines()], "  ```"]
+                lines += ["", *_fenced(t["message"], "  ")]
         names = _question_answers(feedback, spec)[q["name"]]
         if names:
             lines += ["", "Your answers:", ""]
             for name in names:
                 shown = show_answer(answers[name]) if name in answers else "(not defined)"
-                lines += [f"- `{name}` =", "", "  ```", *[f"  {line}" for line in shown.splitlines()], "  ```"]
+                lines += [f"- `{name}` =", "", *_fenced(shown, "  ")]
         lines.append("")
     return "\n".join(lines)
 

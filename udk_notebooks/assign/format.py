@@ -6,7 +6,9 @@ them, so an instructor who knows otter can write one, and ``otter assign``
 accepts the same file:
 
 * a raw cell ``# ASSIGNMENT CONFIG`` followed by YAML (``name: ...``; any key
-  otter-grader knows, the rest of its keys are ignored here);
+  otter-grader knows, the rest of its keys are ignored here; the ``udk`` key,
+  which otter-grader rejects (the otter export removes it), holds the build's ``wrong_answers``,
+  ``open_answers`` (:mod:`.discriminate`) and ``variant_ids`` (:mod:`.variants`));
 * per question a raw cell ``# BEGIN QUESTION`` with YAML ``name: q1``,
   ``points: 2`` (optional ``all_or_nothing: true``, ``manual: true``), closed by
   ``# END QUESTION``;
@@ -17,7 +19,8 @@ In solution code cells, lines between ``# BEGIN SOLUTION`` and ``# END
 SOLUTION`` comments become ``...`` in the student version (nothing with
 ``# BEGIN SOLUTION NO PROMPT``), ``x = 2  # SOLUTION`` becomes ``x = ...``, and a
 line ending in ``# SOLUTION NO PROMPT`` disappears. Markdown cells of a
-solution block are left out of the student version.
+solution block are left out of the student version, except in a ``manual``
+(written) question, where each becomes an empty answer cell for the student.
 
 Each test cell is one test case: plain Python that passes when it runs without
 an exception (``assert`` statements). A first line comment containing
@@ -145,7 +148,27 @@ class Assignment:
 
     @property
     def max_score(self) -> float:
+        """Every question's points, manual (free-text) ones included: what a student can earn."""
+        return float(sum(q.points for q in self.questions))
+
+    @property
+    def auto_max_score(self) -> float:
+        """The points the tests award (manual questions left out): what the solutions must score."""
         return float(sum(q.points for q in self.questions if not q.manual))
+
+    def answer_owners(self) -> dict[str, str]:
+        """Answer name to the question whose solution cells define it (the question that asks for it).
+
+        A name defined in the solutions of several questions belongs to the first.
+        """
+        owners: dict[str, str] = {}
+        answers = {name for q in self.questions for name in q.answers}
+        for part in self.cells:
+            if part.role != "solution" or part.cell.cell_type != "code" or part.question is None:
+                continue
+            for name in sorted(defined_names(strip_solution(part.cell.source)[1]) & answers):
+                owners.setdefault(name, part.question)
+        return owners
 
     def question(self, name: str) -> Question:
         for q in self.questions:

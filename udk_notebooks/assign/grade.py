@@ -51,9 +51,10 @@ import nbformat
 
 from .format import Assignment, Question
 from .sandbox import Limits, SandboxUnavailable, run_sandboxed, sandbox_problem
+from .variants import uses_variants
 
-__all__ = ["ExecutionReport", "execute_submission", "find_submissions", "grade_folder", "grade_notebook",
-           "load_autograder", "score"]
+__all__ = ["ExecutionReport", "execute_submission", "find_submissions", "grade_answers", "grade_folder",
+           "grade_notebook", "load_autograder", "score"]
 
 OUTPUT_LIMIT = 2_000_000
 """Characters of cell output kept from one run of a notebook (the rest is dropped as it arrives)."""
@@ -282,7 +283,8 @@ def spec_of(assignment: Assignment) -> dict:
                 "tests": [{"code": t.code, "hidden": t.hidden, "points": t.points, "reads": list(t.reads)}
                           for t in q.tests]}
 
-    return {"format": "udk-assign/1", "name": assignment.name, "given": assignment.given_code(),
+    given = assignment.given_code()
+    return {"format": "udk-assign/1", "name": assignment.name, "given": given, "variants": uses_variants(given),
             "questions": [question(q) for q in assignment.questions]}
 
 
@@ -293,9 +295,9 @@ def checks_of(spec: dict, hidden: bool) -> dict:
                       for q in spec["questions"] if not q["manual"]}}
 
 
-def _job_of(spec: dict, answers: dict, case_time_limit: float) -> tuple[dict, int]:
+def _job_of(spec: dict, answers: dict, case_time_limit: float, student_id: str | None = None) -> tuple[dict, int]:
     graded = [q for q in spec["questions"] if not q["manual"]]
-    job = {"given": spec["given"], "answers": answers, "case_time_limit": case_time_limit,
+    job = {"given": spec["given"], "answers": answers, "case_time_limit": case_time_limit, "student_id": student_id,
            "questions": [{"name": q["name"], "answers": q["answers"],
                           "tests": [{"code": t["code"], "hidden": t["hidden"], "reads": t["reads"]}
                                     for t in q["tests"]]} for q in graded]}
@@ -313,10 +315,10 @@ def _outcome_of(data) -> dict:
     return data
 
 
-def _run_trusted(spec: dict, answers: dict, case_time_limit: float, *, unsafe: bool = False,
-                 limits: Limits | None = None) -> dict:
+def _run_trusted(spec: dict, answers: dict, case_time_limit: float, student_id: str | None = None, *,
+                 unsafe: bool = False, limits: Limits | None = None) -> dict:
     """Run the tests on the answers in a fresh process: in a sandbox of its own, or (``unsafe``) as we are."""
-    job, n_cases = _job_of(spec, answers, case_time_limit)
+    job, n_cases = _job_of(spec, answers, case_time_limit, student_id)
     wall = 120 + case_time_limit * max(n_cases, 1)
     with tempfile.TemporaryDirectory(prefix="udk-trusted-") as folder:
         job_file, result_file = Path(folder) / "job.json", Path(folder) / "result.json"
@@ -399,14 +401,17 @@ IRIs, and it builds a grammar at import that took 4 of the runner's 5 seconds.""
 def _checked_answer(tagged):
     """A tagged answer that can be written and read back as JSON, or an "unsupported" stand-in.
 
-    The answers come from where the submission ran: one nested thousands deep
-    must cost that answer, not stop the grader.
+    The answers come from where the submission ran: one nested thousands deep,
+    malformed or beyond the size limit must cost that answer, not stop the
+    grader (:func:`~.answers.checked`).
     """
+    from .answers import checked
+
     try:
         json.loads(json.dumps(tagged))
+        return checked(tagged)
     except (ValueError, TypeError, RecursionError):
         return {"t": "unsupported", "v": "data the grader cannot read back"}
-    return tagged
 
 
 def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit: float, cell_time_limit: float,
@@ -429,16 +434,31 @@ def _execute_sandboxed(nb, checks_name: str, checks: dict, names, *, time_limit:
         data = json.loads(run.data.decode("utf-8", "replace"))
         report = _report_of(data)
         executed = nbformat.reads(data["notebook"], as_version=4)
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # written where the student ran
+        nbformat.validate(executed)  # so that writing it for the instructor cannot fail later
+    except Exception:  # written where the student ran: any malformed part (inf, a wrong notebook) is theirs
         why = "its result was too large" if run.truncated else f"it ended with status {run.returncode}"
         return empty, None, f"the notebook's sandbox returned no readable result ({why})"
     return report, executed, None
 
 
+def grade_answers(spec: dict, answers: dict, *, case_time_limit: float = 60.0, student_id: str | None = None,
+                  unsafe: bool = False, limits: Limits | None = None) -> tuple[list[dict], str | None]:
+    """Test answers given as tagged data (:func:`~.answers.encode`) in the trusted process.
+
+    Returns the per-question results of :func:`score` and the setup error (None when the
+    given code ran). ``student_id`` selects the student's variant of a master that has them
+    (:mod:`udk_notebooks.assign.variants`). The tests run in a sandbox of their own
+    unless ``unsafe`` (see :func:`grade_notebook`).
+    """
+    outcome = _run_trusted(spec, answers, _positive(case_time_limit, "case_time_limit"), student_id,
+                           unsafe=unsafe, limits=limits)
+    return score(spec, outcome), outcome.get("setup_error")
+
+
 def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 600.0,
                    cell_time_limit: float = 120.0, case_time_limit: float = 60.0, kernel_name: str = "python3",
                    checks_hidden: bool = False, keep_outputs: str | Path | None = None, unsafe: bool = False,
-                   limits: Limits | None = None) -> dict:
+                   limits: Limits | None = None, student_id: str | None = None) -> dict:
     """Grade one submitted notebook.
 
     Parameters
@@ -464,6 +484,10 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
     limits : Limits, optional
         Memory, processes, file and folder sizes of each sandbox (the wall
         time follows the time limits).
+    student_id : str, optional
+        The student whose variant the hidden tests use, for a master with
+        per-student variants (default: the submission's file name without
+        ``.ipynb``). Ignored by masters without variants.
 
     Returns
     -------
@@ -496,10 +520,12 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
     cell_time_limit = _positive(cell_time_limit, "cell_time_limit")
     case_time_limit = _positive(case_time_limit, "case_time_limit")
     names = sorted({name for q in spec["questions"] for name in q["answers"]})
-    max_score = float(sum(q["points"] for q in spec["questions"] if not q["manual"]))
-    manual_points = float(sum(q["points"] for q in spec["questions"] if q["manual"]))
+    max_score = float(sum(q["points"] for q in spec["questions"]))  # manual questions count too
+    auto_max_score = float(sum(q["points"] for q in spec["questions"] if not q["manual"]))
+    if student_id is None:
+        student_id = submission.stem
     feedback = {"submission": submission.name, "assignment": spec["name"], "max_score": max_score,
-                "manual_points": manual_points, "sandboxed": not unsafe}
+                "auto_max_score": auto_max_score, "manual_points": max_score - auto_max_score, "sandboxed": not unsafe}
     try:
         nb = nbformat.read(submission, as_version=4)
     except Exception as exc:  # not JSON, not a notebook: the student scores zero, the reason is kept
@@ -524,15 +550,16 @@ def grade_notebook(autograder, submission: str | Path, *, time_limit: float = 60
                                                      time_limit=time_limit, cell_time_limit=cell_time_limit,
                                                      kernel_name=kernel_name, limits=limits)
     answers = {name: _checked_answer(report.answers[name]) for name in names if name in report.answers}
-    outcome = _run_trusted(spec, answers, case_time_limit, unsafe=unsafe, limits=limits)
-    questions = score(spec, outcome)
+    questions, setup_error = grade_answers(spec, answers, case_time_limit=case_time_limit,
+                                           student_id=student_id if spec.get("variants") else None,
+                                           unsafe=unsafe, limits=limits)
     if keep_outputs is not None and executed is not None:
         nbformat.write(executed, keep_outputs)
     total = sum(q["score"] or 0.0 for q in questions)
     result = {**feedback, "score": round(total, 10), "questions": questions, "answers": answers,
               "execution": report.summary()}
-    if error or outcome.get("setup_error"):
-        result["error"] = error or outcome["setup_error"]
+    if error or setup_error:
+        result["error"] = error or setup_error
     return result
 
 
@@ -602,17 +629,24 @@ def _manual_answers(path: Path, spec: dict) -> dict[str, list[str]]:
 
 
 def _collect_manual(out: Path, spec: dict, collected: dict[str, dict[str, list[str]]]) -> None:
-    """``OUT/manual/<question>.md`` (every student's answer) and a ``<question>.csv`` to fill in with points."""
+    """``OUT/manual/<question>.md`` (every student's answer) and a ``<question>.csv`` to fill in with points.
+
+    The answers are kept in ``<question>.json`` (merged across runs like the
+    gradebook) and the Markdown file is written again from it; the CSV only
+    gains rows for new files, so points already typed in are never lost.
+    """
     for q in (q for q in spec["questions"] if q["manual"]):
         folder = out / "manual"
         folder.mkdir(parents=True, exist_ok=True)
-        text = folder / f"{q['name']}.md"
-        previous = text.read_text() if text.is_file() else f"# {spec['name']}, {q['name']} ({q['points']:g} points)\n"
-        sections = dict(re.findall(r"^## (.+?)\n(.*?)(?=^## |\Z)", previous, flags=re.M | re.S))
+        store = folder / f"{q['name']}.json"
+        answers = json.loads(store.read_text()) if store.is_file() else {}
         for key, cells in collected.items():
-            sections[key] = "\n\n".join(cells.get(q["name"], ["(no answer cell found)"])) + "\n\n"
-        header = previous.split("\n## ", 1)[0].rstrip("\n") + "\n\n"
-        text.write_text(header + "".join(f"## {key}\n{body}" for key, body in sorted(sections.items())))
+            answers[key] = cells.get(q["name"], [])
+        store.write_text(json.dumps(answers, indent=1, sort_keys=True))
+        lines = [f"# {spec['name']}, {q['name']} ({q['points']:g} points): the answers to grade by hand", ""]
+        for key, cells in sorted(answers.items()):
+            lines += [f"## {key}", ""] + (["\n\n".join(cells)] if cells else ["(no answer cell found)"]) + [""]
+        (folder / f"{q['name']}.md").write_text("\n".join(lines))
         table = folder / f"{q['name']}.csv"
         known = set()
         if table.is_file():
@@ -668,7 +702,7 @@ def grade_folder(autograder, submissions: str | Path, out: str | Path, *, worker
     entries = read_roster(roster) if roster is not None else None
     found, skipped = find_submissions(submissions, out)
     if not found:
-        raise ValueError(f"`submissions` {str(submissions)!r} holds no .ipynb file"
+        raise ValueError(f"`submissions` folder {str(submissions)!r} holds no .ipynb file"
                          + (f" (skipped: {'; '.join(skipped[:5])})" if skipped else ""))
     if not options.get("unsafe"):
         problem = sandbox_problem()
@@ -691,7 +725,9 @@ def grade_folder(autograder, submissions: str | Path, out: str | Path, *, worker
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         executed = out / f"{key}.executed.ipynb"
         executed.parent.mkdir(parents=True, exist_ok=True)
-        return key, grade_notebook(spec, path, keep_outputs=executed, **options), digest
+        entry = match_student(path.stem, entries) if entries is not None else None
+        student = entry.id if entry is not None and entry.id else None  # the variant of the roster's student
+        return key, grade_notebook(spec, path, keep_outputs=executed, student_id=student, **options), digest
 
     manual_answers = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -702,8 +738,6 @@ def grade_folder(autograder, submissions: str | Path, out: str | Path, *, worker
             entry = match_student(path.stem, entries) if entries is not None else None
             if entries is not None and entry is None:
                 book.log(f"no roster student for {key}")
-            (out / f"{key}.json").write_text(json.dumps(feedback, indent=1))
-            write_feedback(feedback, out / key, spec, entry.name if entry and entry.name else None)
             row = {"file": str(path), "sha256": digest, "graded_at": datetime.datetime.now(
                        datetime.timezone.utc).isoformat(timespec="seconds"),
                    "submitted_at": datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc)
@@ -713,6 +747,12 @@ def grade_folder(autograder, submissions: str | Path, out: str | Path, *, worker
                    "login": entry.login if entry else "", "email": entry.email if entry else "",
                    "lms_id": entry.lms_id if entry else "", "section": entry.section if entry else ""}
             book.record(key, row)
+            for q in feedback["questions"]:  # points graded by hand before a regrade stay in the feedback
+                if q["name"] in book.rows[key].get("manual", {}):
+                    q["score"] = book.rows[key]["manual"][q["name"]]
+            feedback["score"] = round(sum(q["score"] or 0.0 for q in feedback["questions"]), 10)
+            (out / f"{key}.json").write_text(json.dumps(feedback, indent=1))
+            write_feedback(feedback, out / key, spec, entry.name if entry and entry.name else None)
             manual_answers[key] = _manual_answers(path, spec)
             book.save()  # after every submission: an interrupted run keeps what it graded
     _collect_manual(out, spec, manual_answers)

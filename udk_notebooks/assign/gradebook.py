@@ -356,7 +356,6 @@ def merge_manual(out: str | Path, spec: dict, question: str, scores: str | Path)
                 if q["name"] == question:
                     q["score"] = value
             feedback["score"] = round(sum(q["score"] or 0.0 for q in feedback["questions"]), 10)
-            feedback["max_score"] = float(sum(q["max_score"] for q in feedback["questions"] if not q.get("manual")))
             feedback_file.write_text(json.dumps(feedback, indent=1))
             write_feedback(feedback, book.out / key, spec, row.get("name") or None)
     book.save()

@@ -37,11 +37,35 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _keep_the_kernel_out() -> None:
+    """Make this process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``).
+
+    The kernel this process starts runs as the same user in the same sandbox:
+    otherwise it could open ``/proc/<runner>/fd/<result>``, write a result
+    document of its own (a forged executed notebook for the instructor, forged
+    cell errors) and kill the runner, or ptrace it. A process that is not
+    dumpable has its ``/proc`` entries owned by root and cannot be traced by a
+    process without ``CAP_SYS_PTRACE``, which nothing in the sandbox has.
+
+    Raises
+    ------
+    OSError
+        When the flag cannot be set (the grader then gets no result: never a forgeable one).
+    """
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # 4 = PR_SET_DUMPABLE (linux/prctl.h)
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
 def main(argv: list[str] | None = None) -> int:
     import nbformat
 
+    from .answers import checked
     from .grade import execute_submission
 
+    _keep_the_kernel_out()
     args = _parser().parse_args(argv)
     result = os.fdopen(args.result_fd, "w")
     os.set_inheritable(args.result_fd, False)  # the kernel and its children never hold the result pipe
@@ -50,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
                                 cell_time_limit=args.cell_time_limit, kernel_name=args.kernel,
                                 output_limit=args.output_limit)
     with result:
-        json.dump({"answers": report.answers, "report": asdict(report), "notebook": nbformat.writes(nb)}, result)
+        # The answers file was written in the kernel, which can bypass dump_answers: checked here, in the sandbox.
+        answers = {name: checked(value) for name, value in report.answers.items()}
+        json.dump({"answers": answers, "report": asdict(report), "notebook": nbformat.writes(nb)}, result)
     return 0
 
 

@@ -8,12 +8,13 @@ runs inside ``bwrap`` (the Debian/Ubuntu package ``bubblewrap``) with
 * a file system made of read-only bind mounts of the system (``/usr`` and a
   few files of ``/etc``) and of the Python environment (the interpreter's
   prefix, the virtual environment, this package's folder), a fresh ``/proc``
-  and ``/dev``, and two size-limited in-memory folders: ``/tmp`` and the
-  working folder ``/submission``, which holds read-only copies of the files
-  given (the notebook and its public checks, or a test job). Nothing else of
-  the grader's file system is visible: not the autograder folder, the
-  solutions, other submissions, the grader's home or temporary folder, nor
-  the repository beyond the installed package;
+  and ``/dev`` (read-only but for a size-limited ``/dev/shm``), and two
+  size-limited in-memory folders: ``/tmp`` and the working folder
+  ``/submission``, which holds read-only copies of the files given (the
+  notebook and its public checks, or a test job). Nothing else of the
+  grader's file system is visible: not the autograder folder, the solutions,
+  other submissions, the grader's home or temporary folder, nor the
+  repository beyond the installed package;
 * a cleared environment (only the variables given);
 * limits: address space per process, file size, open files, and the number
   of processes (a ``pids`` cgroup when one can be created, else
@@ -24,8 +25,10 @@ runs inside ``bwrap`` (the Debian/Ubuntu package ``bubblewrap``) with
   it, detached or not.
 
 Results leave the sandbox through one pipe (a file descriptor given to the
-command) and are read up to a byte limit; the command's own standard output
-and error are discarded but for the tail of standard error.
+command) and are read up to a byte limit; the command's standard output goes
+to ``/dev/null`` and of its standard error only the tail is kept. A sandbox
+that could not be set up raises :class:`SandboxUnavailable` rather than pass
+for a submission that returned nothing.
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ class SandboxResult:
 
 
 def _bwrap() -> str | None:
-    return shutil.which("bwrap") or (("/usr/bin/bwrap") if os.path.exists("/usr/bin/bwrap") else None)
+    return shutil.which("bwrap") or ("/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None)
 
 
 @functools.lru_cache(maxsize=1)
@@ -229,6 +232,7 @@ class _Cgroups:
 
     def __init__(self, limits: Limits):
         self.paths: list[Path] = []
+        self.limits_processes = False
         values = {"pids": limits.processes, "memory": limits.memory_bytes}
         name = f"udk-sandbox-{uuid.uuid4().hex}"
         for controller, (base, limit) in _cgroup_bases().items():
@@ -240,6 +244,7 @@ class _Cgroups:
                 (path / limit).write_text(str(values[controller]))
             except OSError:
                 continue
+            self.limits_processes = self.limits_processes or controller == "pids"
 
     def join_command(self) -> list[str]:
         """A shell prefix that moves itself into every cgroup, then runs the rest of the command line."""
@@ -302,7 +307,10 @@ def _mount_arguments(files: dict[str, Path], folder_bytes: int) -> list[str]:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     for folder in _python_mounts():
         args += ["--ro-bind", folder, folder]
+    # bwrap's /dev is an in-memory folder of no size limit: read-only (its device nodes still open for writing),
+    # with a size-limited /dev/shm, so that no writable folder can hold more than folder_bytes of memory.
     args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(folder_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
              "--size", str(folder_bytes), "--tmpfs", "/tmp",
              "--size", str(folder_bytes), "--tmpfs", WORKDIR]
     for name, source in files.items():
@@ -360,7 +368,9 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
     Raises
     ------
     SandboxUnavailable
-        When :func:`sandbox_problem` finds a reason.
+        When :func:`sandbox_problem` finds a reason, or the sandbox could not
+        be set up (so that a broken grader never passes for a student's
+        failure).
     """
     problem = sandbox_problem()
     if problem:
@@ -377,9 +387,16 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
               "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
               "JUPYTER_CONFIG_DIR": "/tmp/jupyter-config", "JUPYTER_DATA_DIR": "/tmp/jupyter-data",
               **(env or {})}
+    cgroups = _Cgroups(limits)
+    if os.geteuid() == 0 and not cgroups.limits_processes:
+        cgroups.remove()
+        raise SandboxUnavailable("running as root, where RLIMIT_NPROC does not apply, and the sandbox's `pids` "
+                                 "cgroup could not be created")
     read_end, write_end = os.pipe()
     command = [arg.replace("{result_fd}", str(write_end)) for arg in command]
-    cgroups = _Cgroups(limits)
+    # Inside, a shell says "started" on standard output, the grader's pipe, then runs the command with its
+    # standard output on /dev/null: no word on that pipe means the sandbox never got to the command.
+    command = ["/bin/sh", "-c", 'printf started && exec "$@" >/dev/null', "sh", *command]
     prlimit = ["prlimit", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}", "--core=0",
                "--nofile=1024", f"--nproc={limits.processes}", "--"]
     bwrap = [_bwrap(), "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
@@ -391,7 +408,7 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
     start = time.monotonic()
     data, truncated, tail = [], [], []
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, pass_fds=(write_end,),
                                    env={"PATH": "/usr/bin:/bin", **cgroups.environment()})
     finally:
@@ -399,8 +416,11 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
     reader = threading.Thread(target=_drain, args=(os.fdopen(read_end, "rb"), limits.result_bytes, data, truncated),
                               daemon=True)
     errors = threading.Thread(target=_tail, args=(process.stderr, tail), daemon=True)
+    started, extra = [], []
+    greeting = threading.Thread(target=_drain, args=(process.stdout, 16, started, extra), daemon=True)
     reader.start()
     errors.start()
+    greeting.start()
     timed_out = False
     try:
         process.wait(timeout=limits.wall_seconds)
@@ -412,5 +432,9 @@ def run_sandboxed(command: list[str], files: dict[str, str | Path], *, limits: L
         cgroups.remove()
     reader.join(timeout=30)
     errors.join(timeout=30)
+    greeting.join(timeout=30)
+    if not b"".join(started).startswith(b"started") and not timed_out:  # never the submission's doing: its code had not started
+        stderr = (tail[0] if tail else b"").decode("utf-8", "replace")[-600:]
+        raise SandboxUnavailable(f"the sandbox could not be set up (exit {process.returncode}): {stderr.strip()}")
     return SandboxResult(process.returncode, b"".join(data), bool(truncated and truncated[0]), timed_out,
                          (tail[0] if tail else b"").decode("utf-8", "replace")[-600:], time.monotonic() - start)

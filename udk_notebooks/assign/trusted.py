@@ -16,7 +16,9 @@ through a pipe (``--result-fd``).
 
 JOB is a JSON file: ``{"given": [source, ...], "questions": [{"name", "tests":
 [{"code", "hidden", "reads"}]}], "answers": {name: tagged value},
-"case_time_limit": seconds}``. RESULT receives ``{"setup_error": str or null,
+"case_time_limit": seconds, "student_id": str or null}``; with a
+``student_id`` the given code's ``STUDENT_ID = ...`` line is replaced by it
+(:mod:`udk_notebooks.assign.variants`). RESULT receives ``{"setup_error": str or null,
 "results": {question: [{"passed", "message"}]}}``.
 """
 
@@ -44,12 +46,16 @@ def run_job(job: dict) -> dict:
     from .answers import Missing, decode
     from .checks import run_case
     from .format import python_source
+    from .variants import with_student_id
 
     os.environ.setdefault("MPLBACKEND", "Agg")
     limit = float(job.get("case_time_limit", 60))
     given: dict = {"__name__": "__main__"}
     setup_error = None
+    student_id = job.get("student_id")
     for number, source in enumerate(job["given"]):
+        if student_id is not None:  # a master with per-student variants: this student's numbers
+            source = with_student_id(source, student_id)
         try:
             exec(compile(python_source(source), f"<given cell {number}>", "exec"), given)
         except Exception as exc:  # the master's own code failed: every test fails, the reason is kept
