@@ -18,7 +18,7 @@ from scipy.integrate import quad
 from sympy.physics.mechanics import dynamicsymbols
 
 from ..model import TIME
-from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, yes_no
 
 __all__ = ["check_1", "check_2", "check_3", "check_4", "check_5"]
 
@@ -75,13 +75,6 @@ def check_1(Q_push) -> Feedback:
     return Feedback(False, "use Eq. (3.19): Q_theta = F . dx/dtheta with x = (l sin theta, -l cos theta).")
 
 
-def _reason(why) -> str:
-    if not isinstance(why, str) or len(why.split()) < 3:
-        raise AnswerFormError(f"`why` should be your reason in a sentence or two, as a string "
-                              f"(e.g. why = \"...\"); got {why!r}")
-    return why.strip()
-
-
 @checker("True or False, and a reason as a string")
 def check_2(follower_conservative, why) -> Feedback:
     """Exercise 2 (predict and justify): is a follower force on a single pendulum conservative?
@@ -100,7 +93,7 @@ def check_2(follower_conservative, why) -> Feedback:
         machine, it is shown next to ``MODEL_JUSTIFICATION``.
     """
     prediction = yes_no(follower_conservative, name="follower_conservative")
-    reason = _reason(why)
+    reason = justification(why, name="why")
     # One coordinate: Q(theta) = P l. The potential -P l theta exists; confirm its gradient symbolically.
     angle, P, length = sm.symbols("theta P l", real=True)
     conservative = sm.simplify(-(-P * length * angle).diff(angle) - P * length) == 0

@@ -24,7 +24,7 @@ from sympy.physics.mechanics import dynamicsymbols
 
 from ..core import udwadia_kalaba
 from ..model import TIME, Model
-from ._feedback import AnswerFormError, Feedback, checker, number, yes_no
+from ._feedback import AnswerFormError, Feedback, checker, justification, number, yes_no
 
 __all__ = ["MODEL_JUSTIFICATION", "check_1", "check_2", "check_3", "check_4", "check_5"]
 
@@ -106,13 +106,6 @@ def _pin_friction_moment(angle: float, rate: float) -> float:
     return abs(brentq(residual, *sorted([0.0, -direction * 10.0]), xtol=1e-14))
 
 
-def _reason(why) -> str:
-    if not isinstance(why, str) or len(why.split()) < 3:
-        raise AnswerFormError(f"`why` should be your reason in a sentence or two, as a string "
-                              f"(e.g. why = \"...\"); got {why!r}")
-    return why.strip()
-
-
 @checker("True or False, and a reason as a string")
 def check_2(larger_at_bottom, why) -> Feedback:
     """Exercise 2 (predict and justify): is the pin's friction moment larger at the bottom of a fast swing?
@@ -132,7 +125,7 @@ def check_2(larger_at_bottom, why) -> Feedback:
         next to the model one, not graded by machine.
     """
     prediction = yes_no(larger_at_bottom, name="larger_at_bottom")
-    reason = _reason(why)
+    reason = justification(why, name="why")
     moving = np.linalg.norm(_pin_force(0.0, _BOTTOM_RATE))
     at_rest = np.linalg.norm(_pin_force(0.0, 0.0))
     if prediction == bool(moving > at_rest):
