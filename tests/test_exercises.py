@@ -252,6 +252,17 @@ def _proof_pinv():
     return np.linalg.pinv(lesson01.PROOF_SYSTEM["A"] @ vectors @ np.diag(values**-0.5) @ vectors.T)
 
 
+_PD = lesson01.PROOF_SINGULAR_SYSTEM
+
+
+def _pd_projector():
+    return np.linalg.pinv(_PD["A"]) @ _PD["A"]
+
+
+def _pd_smallest():
+    return float(np.linalg.eigvalsh(_PD["M"] + _pd_projector())[0])
+
+
 def _proof_projector():
     values, vectors = np.linalg.eigh(lesson01.PROOF_SYSTEM["M"])
     B = lesson01.PROOF_SYSTEM["A"] @ vectors @ np.diag(values**-0.5) @ vectors.T
@@ -302,6 +313,21 @@ WRONG = {
                             ((_proof_projector(), _proof_pinv(), 0.0), "step 2"),
                             ((_proof_projector(), _proof_projector() @ _proof_pinv(), 1.0), "step 3"),
                             (("P", 1, 2), "should be an array")],
+    (lesson01, "check_9"): [((_PD["A"] @ np.linalg.pinv(_PD["A"]), 0.5, [1.0, 1.0, 1.0]), "shape (3, 3)"),  # A A^+ is 1 x 1
+                            ((np.eye(3), 0.5, [1.0, 1.0, 1.0]), "full column rank"),
+                            ((np.eye(3) - _pd_projector(), 0.5, [1.0, 1.0, 1.0]), "I - A^+ A"),
+                            ((_PD["A"].T @ _PD["A"], 0.5, [1.0, 1.0, 1.0]), "A^T A"),
+                            ((np.outer([1.0, 2.0, 0.0], [1.0, 0.0, 0.0]), 0.5, [1.0, 1.0, 1.0]), "Penrose condition 4"),
+                            ((2 * _pd_projector(), 0.5, [1.0, 1.0, 1.0]), "A^+ on the left"),
+                            ((_pd_projector(), 0.0, [1.0, 1.0, 1.0]), "M alone"),
+                            ((_pd_projector(), float(np.linalg.eigvalsh(_PD["M"] + _PD["A"].T @ _PD["A"])[0]), [1.0, 1.0, 1.0]), "A^T A"),
+                            ((_pd_projector(), 3.0, [1.0, 1.0, 1.0]), "ascending"),
+                            ((_pd_projector(), -0.5, [1.0, 1.0, 1.0]), "step 2"),
+                            ((_pd_projector(), _pd_smallest(), [0.0, 0.0, 0.0]), "nonzero"),
+                            ((_pd_projector(), _pd_smallest(), [1.0, 2.0, 0.0]), "null space of M"),
+                            ((_pd_projector(), _pd_smallest(), [2.0, -1.0, 0.0]), "null space of M"),
+                            ((_pd_projector(), "0.517", [1.0, 1.0, 1.0]), "should be one"),
+                            ((_pd_projector(), _pd_smallest(), [1.0, 1.0]), "shape (3,)")],
     (lesson02, "check_1"): [((100.0,), "edge"), ((40.0,), "not zero"), (("50",), "should be")],
     (lesson02, "check_2"): [((0.02,), "Euler"), ((0.0278,), "close"), ((0.03,), "too large"), ((-0.01,), "positive"), ((True,), "should be")],
     (lesson02, "check_3"): [((0.0025,), "half"), ((0.0,), "phi'(0)"), ((0.01,), "phi(t) = phi(0)"), (("no",), "should be")],
@@ -382,6 +408,19 @@ def test_junk_of_any_kind_is_refused_with_a_message(module, name, junk):
 
 
 # -- what the checks compute ----------------------------------------------------------------------
+
+
+def test_lesson01_check_9_system_meets_and_breaks_the_rank_condition_and_accepts_any_scaling():
+    # the exercise only proves something if [M; A] has full column rank and [M; A2] does not
+    M, A, A2 = _PD["M"], _PD["A"], _PD["A2"]
+    assert np.linalg.matrix_rank(M) == 2 and np.all(np.linalg.eigvalsh(M) > -1e-12)
+    assert np.linalg.matrix_rank(np.vstack([M, A])) == 3 and np.linalg.matrix_rank(np.vstack([M, A2])) == 2
+    # independent route to the smallest eigenvalue: the roots of the characteristic polynomial of M + P,
+    # with P = a a^T / |a|^2 written in closed form for one row a (no pinv, no eigvalsh)
+    roots = np.sort(np.roots(np.poly(M + np.outer(A[0], A[0]) / (A[0] @ A[0]))).real)
+    assert abs(roots[0] - _pd_smallest()) < 1e-9 and roots[0] > 0.5
+    for v in ([1.0, 1.0, 1.0], [-3.0, -3.0, -3.0], np.full(3, 1e-3)):
+        assert lesson01.check_9(_pd_projector(), roots[0], v), v
 
 
 def test_lesson01_check_3_moves_the_explorer_to_a_particle_without_acceleration(monkeypatch):

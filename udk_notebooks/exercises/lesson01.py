@@ -17,7 +17,8 @@ from .. import core
 from ..model import Model
 from ._feedback import AnswerFormError, Feedback, checker, justification, number, predicted, vector, yes_no
 
-__all__ = ["PROOF_SYSTEM", "check_1", "check_2", "check_3", "check_4", "check_5", "check_6", "check_7", "check_8"]
+__all__ = ["PROOF_SYSTEM", "check_1", "check_2", "check_3", "check_4", "check_5", "check_6", "check_7", "check_8",
+           "PROOF_SINGULAR_SYSTEM", "check_9"]
 
 GRAVITY = 9.81
 SLOPE = 2.0
@@ -426,3 +427,97 @@ def check_8(projector, projected_pinv, virtual_work) -> Feedback:
                           f"P B^+ = 0 (Penrose 2) and so v^T F^L = q^T P^T B^+ (b - A a) = {float(v @ ideal):.0e}: "
                           "Eq. (16) for every virtual displacement.")
 
+
+
+PROOF_SINGULAR_SYSTEM = {
+    "M": np.array([[2.0, -1.0, -1.0], [-1.0, 2.0, -1.0], [-1.0, -1.0, 2.0]]),
+    "A": np.array([[1.0, 2.0, 0.0]]),
+    "A2": np.array([[1.0, 1.0, -2.0]]),
+}
+"""The system of Exercise 9: a singular mass matrix (rank 2, null vector ``(1, 1, 1)``), a row ``A``
+with ``[M; A]`` of full column rank, and a row ``A2`` with ``A2 (1, 1, 1) = 0``, so ``[M; A2]`` is not."""
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    """``v`` scaled to length 1 (any scaling of a null vector is as good as any other)."""
+    return v / np.linalg.norm(v)
+
+
+@checker("three answers: the projector P = A^+ A (3 x 3), the smallest eigenvalue of M + P (a number), "
+         "and a nonzero v (3,) with M v = 0 and A2 v = 0")
+def check_9(projector, smallest_eigenvalue, null_vector) -> Feedback:
+    """Exercise 9 (guided proof): ``M + A^+ A`` is positive definite when ``[M; A]`` has full column rank.
+
+    For ``PROOF_SINGULAR_SYSTEM`` (``M`` positive semi-definite of rank 2):
+    (1) ``P = A^+ A``, symmetric (Penrose condition 4) and idempotent
+    (``P P = A^+ (A A^+ A) = A^+ A`` by condition 1); (2) the smallest eigenvalue of ``M + P``, positive because
+    ``v^T (M + P) v = v^T M v + |P v|^2 = 0`` forces ``M v = 0`` and
+    ``A v = A A^+ A v = 0``, hence ``v = 0`` under the rank condition;
+    (3) with ``A2`` in place of ``A`` the rank condition fails, and a
+    nonzero ``v`` with ``M v = 0`` and ``A2 v = 0`` makes ``M + A2^+ A2``
+    singular. Source: the encyclopedia article "Udwadia-Kalaba equation"
+    (singular mass matrices, ``M_A = M + A^+ A``), and Udwadia & Kalaba,
+    *Analytical Dynamics: A New Approach* (1996).
+
+    Parameters
+    ----------
+    projector : array_like, shape (3, 3)
+        ``A^+ A`` for ``A = PROOF_SINGULAR_SYSTEM["A"]``.
+    smallest_eigenvalue : float
+        The smallest eigenvalue of ``M + A^+ A``.
+    null_vector : array_like, shape (3,)
+        A nonzero vector with ``M v = 0`` and ``A2 v = 0``; any scaling.
+
+    Returns
+    -------
+    Feedback
+        Each step compared with the check's own pinv/eigvalsh computation;
+        the first wrong step is named.
+    """
+    M, A, A2 = (PROOF_SINGULAR_SYSTEM[key] for key in ("M", "A", "A2"))
+    projector = vector(projector, name="projector", shape=(3, 3))
+    smallest = number(smallest_eigenvalue, name="smallest_eigenvalue")
+    v = vector(null_vector, name="null_vector", shape=(3,))
+    expected_projector = np.linalg.pinv(A) @ A
+    if not np.allclose(projector, expected_projector, atol=1e-9):
+        if np.allclose(projector, np.eye(3), atol=1e-9):
+            return Feedback(False, "step 1: A^+ A = I only when A has full column rank; one row in three coordinates "
+                                   "projects onto a line. Compute np.linalg.pinv(A) @ A.")
+        if np.allclose(projector, np.eye(3) - expected_projector, atol=1e-9):
+            return Feedback(False, "step 1: that is I - A^+ A, the projector onto the null space of A; take A^+ A itself.")
+        if np.allclose(projector, A.T @ A, atol=1e-9):
+            return Feedback(False, "step 1: that is A^T A; the pseudoinverse A^+ = A^T / |A|^2 for one row, not A^T.")
+        if not np.allclose(projector, projector.T, atol=1e-9):
+            return Feedback(False, "step 1: your P is not symmetric, but A^+ A is (Penrose condition 4); "
+                                   "compute np.linalg.pinv(A) @ A, in that order.")
+        return Feedback(False, "step 1: P = A^+ A with A^+ = np.linalg.pinv(A), in that order (A^+ on the left).")
+    eigenvalues = np.linalg.eigvalsh(M + expected_projector)
+    if abs(smallest - eigenvalues[0]) > 1e-6 * max(1.0, abs(eigenvalues[0])):
+        if abs(smallest) < 1e-6:
+            return Feedback(False, "step 2: 0 is the smallest eigenvalue of M alone (M is singular); "
+                                   "the question is about M + P.")
+        if abs(smallest - np.linalg.eigvalsh(M + A.T @ A)[0]) < 1e-6:
+            return Feedback(False, "step 2: that is for M + A^T A; add the projector P = A^+ A instead.")
+        if any(abs(smallest - value) < 1e-6 for value in eigenvalues[1:]):
+            return Feedback(False, "step 2: that is another eigenvalue of M + P; np.linalg.eigvalsh sorts them "
+                                   "in ascending order, so take the first.")
+        return Feedback(False, "step 2: the smallest eigenvalue of M + P: np.linalg.eigvalsh(M + P)[0].")
+    size = np.linalg.norm(v)
+    if size < 1e-12:
+        return Feedback(False, "step 3: v = 0 satisfies M v = 0 and A2 v = 0 for every A2, so it proves nothing; "
+                               "the counterexample needs a nonzero v (the rank condition fails for A2).")
+    unit = v / size
+    if np.linalg.norm(M @ unit) > 1e-6:
+        return Feedback(False, f"step 3: |M v| / |v| = {np.linalg.norm(M @ unit):.2g}, not zero; v must lie in the "
+                               "null space of M. Look for a null vector of the stacked [M; A2], e.g. the last row of "
+                               "Vt from np.linalg.svd(np.vstack([M, A2])).")
+    if np.linalg.norm(A2 @ unit) > 1e-6:
+        return Feedback(False, f"step 3: M v = 0 but |A2 v| / |v| = {np.linalg.norm(A2 @ unit):.2g}; "
+                               "v must also satisfy A2 v = 0 (use A2, not A).")
+    singular = np.linalg.eigvalsh(M + np.linalg.pinv(A2) @ A2)[0]
+    return Feedback(True, f"P is symmetric and idempotent (|P - P^T| = "
+                          f"{np.abs(expected_projector - expected_projector.T).max():.0e}, |P^2 - P| = "
+                          f"{np.abs(expected_projector @ expected_projector - expected_projector).max():.0e}); "
+                          f"M + A^+ A has smallest eigenvalue {eigenvalues[0]:.4f} > 0, while v = "
+                          f"{np.array2string(_unit(v), precision=3)} makes M + A2^+ A2 singular (smallest eigenvalue "
+                          f"{singular:.0e}): the rank condition on [M; A] is what makes M_A positive definite.")
