@@ -305,14 +305,16 @@ def _mount_arguments(files: dict[str, Path], folder_bytes: int) -> list[str]:
             args += ["--ro-bind", path, path]
     for name in _ETC_FILES:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    for folder in _python_mounts():
-        args += ["--ro-bind", folder, folder]
     # bwrap's /dev is an in-memory folder of no size limit: read-only (its device nodes still open for writing),
     # with a size-limited /dev/shm, so that no writable folder can hold more than folder_bytes of memory.
     args += ["--proc", "/proc", "--dev", "/dev",
              "--size", str(folder_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
              "--size", str(folder_bytes), "--tmpfs", "/tmp",
              "--size", str(folder_bytes), "--tmpfs", WORKDIR]
+    # The Python folders after the sandbox's own /tmp: a checkout (and its .venv) may live below /tmp, as a CI
+    # clone often does, and mounted before it they would be hidden by it.
+    for folder in _python_mounts():
+        args += ["--ro-bind", folder, folder]
     for name, source in files.items():
         args += ["--ro-bind", str(source), f"{WORKDIR}/{name}"]
     return args
