@@ -440,3 +440,12 @@ def test_r14_sweep_with_shadowing_parameter_names():
     for i, k in enumerate((2.0, 5.0)):
         single = udk.simulate(_line_model("k", k), (0, 0.2), [0.3], [0.1], method="rk4", step=1e-3)
         np.testing.assert_allclose(result.q[i], single.q, rtol=1e-12, atol=1e-14)
+
+
+def test_a_negligible_force_entry_is_not_refused():
+    """A force entry whose acceleration is below rounding beside the rest is flushed, not refused (hypothesis found
+    ``C = (2.23e-308, ...)`` refused in Eq. (32)): the answer is the one without it, to rounding."""
+    M, Q, A, b = np.eye(2), [0.0, -9.81], [[0.5, -1.0]], [0.0]
+    tiny = udk.udwadia_kalaba(M, Q, A, b, C=[2.23e-308, 1.0]).qdd
+    plain = udk.udwadia_kalaba(M, Q, A, b, C=[0.0, 1.0]).qdd
+    np.testing.assert_allclose(tiny, plain, rtol=1e-15, atol=0)

@@ -436,7 +436,7 @@ class CompiledModel:
             values = ", ".join(f"{name} = {value:g}" for name, value in zip(self.parameter_names, p))
             raise ValueError(
                 f"the model cannot be evaluated at t = {t:g}, q = {np.array2string(np.array(q), precision=4)}, "
-                f"q' = {np.array2string(np.array(qd), precision=4)} with parameters {values or '(none)'}: "
+                f"q' = {np.array2string(np.array(qd), precision=4)}{f' with parameters {values}' if values else ''}: "
                 f"{type(exc).__name__}: {exc}. Some entry of M, Q, A, b or C is undefined there (a square root "
                 "or logarithm of a negative number, a division by zero): check the parameters and the state"
             ) from exc

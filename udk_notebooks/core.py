@@ -259,9 +259,9 @@ class _Units:
         self.e_accel = max(sizes, default=0)
         self.e_force = self.e_mass + self.e_accel
         self.mass_unit = math.ldexp(1.0, self.e_mass)
-        self._check_resolution(Q, b, C)
+        self._check_resolution(Q, b, C, np.abs(np.diagonal(M)))
 
-    def _check_resolution(self, Q, b, C) -> None:
+    def _check_resolution(self, Q, b, C, inertia) -> None:
         """Refuse a nonzero ``Q``, ``C`` or ``b`` entry that the scaled solve would flush to zero (or to a
         subnormal number, with fewer digits).
 
@@ -270,13 +270,19 @@ class _Units:
         floating-point range there. A fully constrained coordinate takes its
         acceleration from ``b`` alone, so losing ``b`` is a wrong answer, not a
         rounding error (issue 22: M = 1e-17, Q = 1e10, A = 1e300, b = 1 gave
-        q'' = 0 instead of 1e-300).
+        q'' = 0 instead of 1e-300). A force entry whose own acceleration
+        (over its coordinate's mass) is below rounding beside the largest
+        acceleration is let through: flushing it is a rounding error.
         """
         lowest = np.finfo(float).minexp  # -1021: 2^(lowest - 1) is the smallest normal number
-        entries = [(f"Q[{j}]", v, self.e_force) for j, v in enumerate(Q)]
-        entries += [] if C is None else [(f"C[{j}]", v, self.e_force) for j, v in enumerate(C)]
-        entries += [(f"b[{i}]", v, int(e) + self.e_accel) for i, (v, e) in enumerate(zip(b, self.e_rows))]
-        for name, value, unit in entries:
+        negligible = self.e_accel - np.finfo(float).nmant  # log2 of rounding beside the largest acceleration
+        entries = [(f"Q[{j}]", v, self.e_force, j) for j, v in enumerate(Q)]
+        entries += [] if C is None else [(f"C[{j}]", v, self.e_force, j) for j, v in enumerate(C)]
+        entries += [(f"b[{i}]", v, int(e) + self.e_accel, None) for i, (v, e) in enumerate(zip(b, self.e_rows))]
+        for name, value, unit, j in entries:
+            if j is not None and value != 0 and inertia[j] > 0 and (
+                    math.log2(abs(value)) - math.log2(inertia[j]) < negligible):
+                continue
             if value != 0 and _exponent(abs(value)) - unit < lowest:
                 raise ValueError(
                     f"`{name}` = {value:.3g} is too small to resolve beside the rest of the system: in units where "
