@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=200, help="submissions (default 200)")
     parser.add_argument("--workers", type=int, default=None, help="sandboxes at once (default: the CPUs)")
-    parser.add_argument("--master", default=str(REPO / "assignments" / "ps1_slider_pendulum.ipynb"))
+    parser.add_argument("--master", default=str(REPO / "instructor" / "assignments" / "ps1_slider_pendulum.ipynb"))
     parser.add_argument("--keep", default=None, help="keep the generated folders here")
     args = parser.parse_args(argv)
     if args.n < 1:
