@@ -222,6 +222,16 @@ def parameter_values(**overrides: float) -> dict[str, float]:
     return values
 
 
+def _sliding_state(theta, x_rate, theta_rate, params):
+    """Checked arguments, the parameter values, ``(M, Q, A, b, D)`` and ``sgn(s)`` of a rod whose end slides."""
+    angle = _angle(theta)
+    x_rate = finite_float(x_rate, "`x_rate` (x' of the centre, m/s)")
+    theta_rate = finite_float(theta_rate, "`theta_rate` (theta', rad/s)")
+    v = parameter_values(**params)
+    direction = _direction(x_rate + v["L"] / 2 * math.sin(angle) * theta_rate)
+    return angle, theta_rate, v, _system(angle, theta_rate, v), direction
+
+
 def _angle(theta) -> float:
     angle = finite_float(theta, "`theta` (the rod's angle above the floor, in rad)")
     if not 0 < angle < math.pi / 2:
@@ -331,12 +341,7 @@ def joint_solve(theta: float, x_rate: float, theta_rate: float = 0.0, **params: 
         ``N < 0``: the floor would have to pull, so the end lifts off (a
         unilateral contact opens) and this bilateral solve does not apply.
     """
-    angle = _angle(theta)
-    x_rate = finite_float(x_rate, "`x_rate` (x' of the centre, m/s)")
-    theta_rate = finite_float(theta_rate, "`theta_rate` (theta', rad/s)")
-    v = parameter_values(**params)
-    M, Q, A, b, D = _system(angle, theta_rate, v)
-    direction = _direction(x_rate + v["L"] / 2 * math.sin(angle) * theta_rate)
+    angle, theta_rate, v, (M, Q, A, b, D), direction = _sliding_state(theta, x_rate, theta_rate, params)
     force_row = A - v["mu"] * direction * D  # N times this is the generalized contact force
     coefficient = float(A @ np.linalg.solve(M, force_row))
     if not coefficient > 1e-12 / v["m"]:
@@ -391,12 +396,7 @@ def shortcut_motion(theta: float, x_rate: float, theta_rate: float = 0.0, *, nor
     """
     if normal not in ("norm", "multiplier", "coupled_norm"):
         raise ValueError(f"`normal` must be 'norm', 'multiplier' or 'coupled_norm'; got {normal!r}")
-    angle = _angle(theta)
-    x_rate = finite_float(x_rate, "`x_rate` (x' of the centre, m/s)")
-    theta_rate = finite_float(theta_rate, "`theta_rate` (theta', rad/s)")
-    v = parameter_values(**params)
-    M, Q, A, b, D = _system(angle, theta_rate, v)
-    direction = _direction(x_rate + v["L"] / 2 * math.sin(angle) * theta_rate)
+    angle, theta_rate, v, (M, Q, A, b, D), direction = _sliding_state(theta, x_rate, theta_rate, params)
     Minv_A, Minv_Q = np.linalg.solve(M, A), np.linalg.solve(M, Q)
     gram = float(A @ Minv_A)
     ideal_multiplier = (b - A @ Minv_Q) / gram
