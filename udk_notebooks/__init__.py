@@ -16,6 +16,7 @@ from .core import (
     virtual_displacements,
 )
 from .drawing import Mechanism, MechanismAnimation, animate, draw_mechanism
+from .widgets.explore import explore
 from .errors import (
     ConstraintViolationError,
     InconsistentConstraintsError,
@@ -78,6 +79,7 @@ __all__ = [
     "MechanismAnimation",
     "animate",
     "draw_mechanism",
+    "explore",
     # errors
     "ConstraintViolationError",
     "InconsistentConstraintsError",

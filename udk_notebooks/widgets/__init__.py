@@ -46,6 +46,7 @@ from .growing_circle import GrowingCircleExplorer
 from .singular_mass import SingularMassExplorer
 from .chain import ChainExplorer
 from .ladder import LadderExplorer
+from .explore import ModelExplorer, explore
 
 EXPLORERS: dict[str, type[Explorer]] = {
     "inclined_line": InclinedLineExplorer,
@@ -95,4 +96,7 @@ __all__ = [
     "SingularMassExplorer",
     "ChainExplorer",
     "LadderExplorer",
+    # any model
+    "ModelExplorer",
+    "explore",
 ]

@@ -1,0 +1,695 @@
+r"""``explore``: sliders, panels and an animated mechanism for any model, with no explorer class to write.
+
+A student's own :class:`~udk_notebooks.model.Model`, a
+:func:`~udk_notebooks.mechanics.model_from_bodies` system or a catalogue model
+goes in; out comes a :class:`ModelExplorer` (a
+:class:`~udk_notebooks.widgets.system.SystemExplorer`) with
+
+* one slider per model parameter (range and step from its value, or from the
+  ``parameters`` table, with the unit where the table gives one);
+* the horizon ``t_end``, the integration ``method`` and ``step``, and
+  Baumgarte stabilization (``none`` or ``Baumgarte`` with the gains ``alpha``,
+  ``beta`` of ``phi'' + 2 alpha phi' + beta^2 phi = 0``; Baumgarte 1972,
+  as stated in Beshaw 2014, Eq. 12);
+* a Play button and the mechanism at the animated instant with the three
+  force terms of the Udwadia-Kalaba equation ``F^N, F^L, F^C`` (Udwadia,
+  Kalaba & Fan 2005, Eqs. 9-11) as arrows;
+* panels chosen by name (:data:`PANELS`).
+
+The model is compiled once; every slider change runs :func:`~udk_notebooks.simulate`
+again with the new parameter values. A combination that cannot be computed
+(an unstable gain, a start that cannot be put on the constraints) is reported
+under the figure while the last good run stays on screen; a run that diverged
+or drifted past ``drift_limit`` is drawn with a red warning over the mechanism.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any, Callable, Mapping, Sequence
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+import sympy as sm
+
+from ..compiled import CompiledModel
+from ..drawing import FORCE_KINDS, ForceSite, Joint, Mechanism
+from ..model import Model
+from ..plotting import FORCE_STYLES, OKABE_ITO
+from ..simulation import ADAPTIVE_METHODS, FIXED_STEP_METHODS, Trajectory, project_initial_state, simulate
+from ..stabilization import Baumgarte
+from .system import Curve, Panel, Shade, SystemExplorer, SystemRun, time_curve
+
+__all__ = ["OUTCOMES", "PANELS", "ModelExplorer", "explore"]
+
+PANELS = ("coordinates", "forces", "force power", "drift", "energy", "phase", "friction")
+"""The panel names :func:`explore` understands:
+
+``"coordinates"``
+    every coordinate against time;
+``"forces"``
+    ``F^N_i, F^L_i, F^C_i`` of the coordinate chosen by the ``shown`` control;
+``"force power"``
+    ``q' . F^N``, ``q' . F^L``, ``q' . F^C``: the power of each term (the ideal
+    force does no work on a scleronomic system: its curve stays on zero);
+``"drift"``
+    the largest position residual ``|phi|`` and velocity residual ``|(phi', psi)|`` (log scale);
+``"energy"``
+    ``h(t) - h(0)``, the work of the nonconservative, ideal, nonideal and
+    explicit-time powers, and their difference (the power balance, zero up to
+    the integration error);
+``"phase"``
+    ``q'_i`` against ``q_i`` for the coordinate chosen by ``shown``;
+``"friction"``
+    ``|F^C|`` with the stretches where a friction contact sticks shaded.
+"""
+
+OUTCOMES = ("final drift", "max drift", "max energy error", "stick time", "divergence")
+"""What :meth:`ModelExplorer.sweep` maps: the constraint residual ``max |phi|`` at
+the end or over the run, the largest ``|h - h(0) - work|`` (energy error), the
+time some friction contact sticks, and whether the run diverged (1) or not (0)."""
+
+METHODS = ("rk4", "euler", "RK45", "DOP853")
+STABILIZATIONS = ("none", "Baumgarte")
+DEFAULT_SAMPLES = 201  # output samples of an adaptive run (fixed-step runs give every step)
+
+
+# -- the parameter table -----------------------------------------------------------------------------------
+def auto_range(value: float) -> tuple[float, float]:
+    """A slider range around a parameter's value: a tenth to three times it (``-1 .. 1`` for zero)."""
+    value = float(value)
+    if value == 0.0:
+        return -1.0, 1.0
+    lo, hi = sorted((0.1 * value, 3.0 * value))
+    return lo, hi
+
+
+def _row(name: str, default: float, given, units: Mapping[str, str]) -> tuple:
+    """One :class:`~udk_notebooks.widgets.base.ParameterSpec` from a user's entry (or none)."""
+    unit = units.get(name, "")
+    description = f"model parameter {name}"
+    if given is None:
+        lo, hi = auto_range(default)
+    elif isinstance(given, Mapping):
+        unknown = set(given) - {"range", "default", "unit", "description"}
+        if unknown:
+            raise ValueError(f"`parameters[{name!r}]` has unknown key(s) {', '.join(sorted(unknown))}; use "
+                             "range, default, unit, description")
+        lo, hi = given.get("range", auto_range(given.get("default", default)))
+        default = given.get("default", default)
+        unit = given.get("unit", unit)
+        description = given.get("description", description)
+    else:
+        try:
+            lo, hi = given
+        except (TypeError, ValueError):
+            raise ValueError(f"`parameters[{name!r}]` must be a range (lo, hi) or a dict with 'range', 'default', "
+                             f"'unit', 'description'; got {given!r}") from None
+    try:
+        lo, hi, default = float(lo), float(hi), float(default)
+    except (TypeError, ValueError):
+        raise ValueError(f"`parameters[{name!r}]`: the range and default must be numbers; got {given!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"`parameters[{name!r}]`: the range must be finite with lo < hi; got ({lo}, {hi})")
+    default = min(max(default, lo), hi)
+    if unit:
+        description = f"{description}, in {unit}"
+    return default, (lo, hi), description
+
+
+def parameter_rows(compiled: CompiledModel, parameters: Mapping | None, units: Mapping | None) -> dict:
+    """The slider table of a model: every parameter, with the user's ranges and units where given."""
+    parameters = {str(k): v for k, v in (parameters or {}).items()}
+    units = {str(k): str(v) for k, v in (units or {}).items()}
+    names = compiled.parameter_names
+    for argument, given in (("parameters", parameters), ("units", units)):
+        unknown = set(given) - set(names)
+        if unknown:
+            raise ValueError(f"`{argument}` names unknown parameter(s) {', '.join(sorted(unknown))}; the model has "
+                             f"{', '.join(names) or 'no parameters'}")
+    return {name: _row(name, value, parameters.get(name), units) for name, value in zip(names, compiled.defaults)}
+
+
+# -- helpers for callables of the parameters ---------------------------------------------------------------
+def _call_with(function: Callable, values: Mapping[str, float]):
+    """Call ``function`` with the parameter values its signature accepts (all of them with ``**kwargs``)."""
+    signature = inspect.signature(function)
+    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return function(**values)
+    return function(**{k: v for k, v in values.items() if k in signature.parameters})
+
+
+def coordinate_mechanism(names: Sequence[str]) -> Mechanism:
+    """A drawing for a model without one: coordinate ``q_i`` is a dot at ``(q_i, -i)``.
+
+    The arrows at dot ``i`` are the ``i``-th entries of ``F^N, F^L, F^C``: a
+    generalized force drawn along its own coordinate, which is exact in any
+    coordinates (a torque for an angle, a force for a length).
+    """
+    joints = [Joint(name, (lambda q, t, i=i: (q[i], -float(i))), style="body") for i, name in enumerate(names)]
+    sites = [ForceSite(name, (i, None)) for i, name in enumerate(names)]
+    return Mechanism(joints, forces=sites, xlabel="coordinate value q_i (m or rad)", ylabel="coordinate number (-i)")
+
+
+# -- panels ------------------------------------------------------------------------------------------------
+def _shown(run: SystemRun) -> int:
+    return run.data["shown"]
+
+
+def _force_of(kind: str) -> Callable[[SystemRun], np.ndarray]:
+    return lambda run: getattr(run.trajectory, kind)[:, _shown(run)]
+
+
+def _power_of(kind: str) -> Callable[[SystemRun], np.ndarray]:
+    return lambda run: np.einsum("ij,ij->i", run.trajectory.qd, getattr(run.trajectory, kind))
+
+
+def _largest(values: np.ndarray) -> np.ndarray:
+    return np.abs(values).max(axis=1, initial=0.0) if values.size else np.zeros(values.shape[0])
+
+
+def _work(run: SystemRun) -> np.ndarray:
+    return sum(run.trajectory.work().values(), np.zeros_like(run.trajectory.t))
+
+
+def make_panel(name: str, compiled: CompiledModel) -> Panel:
+    """The :class:`~udk_notebooks.widgets.system.Panel` of one of :data:`PANELS` for this model."""
+    names = compiled.coordinate_names
+    if name == "coordinates":
+        curves = [time_curve(f"${_tex(c)}$", (lambda run, i=i: run.trajectory.q[:, i])) for i, c in enumerate(names)]
+        return Panel("coordinates", "time t (s)", "q (m or rad)", curves=curves)
+    if name == "forces":
+        curves = [time_curve(f"$F^{FORCE_STYLES[k]['short']}$", _force_of(k), color=FORCE_STYLES[k]["color"],
+                             ls=FORCE_STYLES[k]["ls"]) for k in FORCE_KINDS]
+        return Panel("force terms on the chosen coordinate", "time t (s)", "generalized force (N or N m)",
+                     curves=curves, zero=True)
+    if name == "force power":
+        curves = [time_curve(f"$\\dot q \\cdot F^{FORCE_STYLES[k]['short']}$", _power_of(k),
+                             color=FORCE_STYLES[k]["color"], ls=FORCE_STYLES[k]["ls"]) for k in FORCE_KINDS]
+        return Panel("power of each force term", "time t (s)", "power (W)", curves=curves, zero=True)
+    if name == "drift":
+        if compiled.m == 0:
+            raise ValueError("panel 'drift' needs constraints; this model has none (leave it out of `panels`)")
+        curves = [time_curve(r"$\max|\varphi|$", lambda run: _largest(run.trajectory.position_residual)),
+                  time_curve(r"$\max|(\dot\varphi, \psi)|$", lambda run: _largest(run.trajectory.velocity_residual))]
+        if compiled.n_holonomic == 0:
+            curves = curves[1:]
+        return Panel("constraint drift", "time t (s)", "residual", curves=curves, yscale="log")
+    if name == "energy":
+        curves = [time_curve("h - h(0)", lambda run: run.trajectory.energy - run.trajectory.energy[0]),
+                  time_curve("work of all powers", _work),
+                  time_curve("balance", lambda run: run.trajectory.energy_balance())]
+        return Panel("energy and power balance", "time t (s)", "energy (J)", curves=curves, zero=True)
+    if name == "phase":
+        curves = [Curve("", lambda run: (run.trajectory.q[:, _shown(run)], run.trajectory.qd[:, _shown(run)]))]
+        return Panel("phase portrait of the chosen coordinate", "q", "q'", curves=curves, time=False)
+    if name == "friction":
+        if compiled.n_friction == 0:
+            raise ValueError("panel 'friction' needs a friction contact; this model has none (leave it out of `panels`)")
+        curves = [time_curve("$|F^C|$", lambda run: np.linalg.norm(run.trajectory.nonideal, axis=1),
+                             color=FORCE_STYLES["nonideal"]["color"])]
+        shade = Shade("a contact sticks", lambda run: (run.trajectory.modes == 0).any(axis=1))
+        return Panel("friction modes", "time t (s)", "force (N)", curves=curves, zero=True, shade=shade)
+    raise ValueError(f"unknown panel {name!r}; choose from {', '.join(PANELS)}")
+
+
+def _tex(name: str) -> str:
+    """A coordinate name as mathtext (``theta1`` -> ``\\theta_{1}``)."""
+    head = name.rstrip("0123456789")
+    tail = name[len(head):]
+    greek = {"alpha", "beta", "gamma", "delta", "theta", "phi", "psi", "varphi", "omega", "lambda", "rho", "sigma",
+             "tau", "xi", "eta", "zeta", "mu", "nu", "kappa", "chi", "epsilon"}
+    head = f"\\{head}" if head in greek else (head.replace("_", r"\_") or name)
+    return f"{head}_{{{tail}}}" if tail else head
+
+
+# -- the explorer ------------------------------------------------------------------------------------------
+class ModelExplorer(SystemExplorer):
+    """The explorer :func:`explore` builds (see there for the arguments)."""
+
+    def __init__(self, model, q0, qd0=None, *, parameters=None, units=None, panels=("coordinates", "forces", "drift"),
+                 t_end: float = 5.0, method: str = "rk4", step: float | None = None, stabilization=None,
+                 mechanism=None, drift_limit: float = 1e-3, title: str = "", **kwargs: Any):
+        self.compiled = _as_compiled(model)
+        cm = self.compiled
+        self._start = _start_function(cm, q0, qd0)
+        self._names = cm.parameter_names
+        table = parameter_rows(cm, parameters, units)
+        if isinstance(panels, str):
+            panels = (panels,)
+        panels = tuple(panels)
+        if not panels:
+            raise ValueError(f"`panels` must name at least one of {', '.join(PANELS)}")
+        self.panels = tuple(make_panel(name, cm) for name in panels)
+        self.panel_names = panels
+        self.drift_limit = _positive(drift_limit, "drift_limit")
+        extra = _run_controls(cm, t_end, method, step, stabilization, panels)
+        self._mechanism = _mechanism_function(mechanism, cm)
+        self.heading = title or f"Explore {cm.model.name or 'the model'}: " + ", ".join(cm.coordinate_names)
+        self._projection = ""
+        self._sweep_output = widgets.Output()
+        kwargs.setdefault("frames", 101)
+        super().__init__(table, extra=extra, **kwargs)
+        self._add_sweep_button()
+
+    # -- SystemExplorer hooks --------------------------------------------------------
+    def default_mechanism(self) -> Mechanism:
+        return self._mechanism(dict(zip(self._names, self.compiled.defaults)))
+
+    def run(self, **values: Any) -> SystemRun:
+        params = {name: float(values[name]) for name in self._names}
+        q0, qd0, note = self.start(params)
+        options = self.simulate_options(values)
+        trajectory = simulate(self.compiled, (0.0, float(values["t_end"])), q0, qd0, params=params, **options)
+        shown = self.compiled.coordinate_names.index(values["shown"]) if "shown" in values else 0
+        return SystemRun(trajectory, self._mechanism(params), data={"shown": shown}, info=note, model=self.compiled)
+
+    # -- public --------------------------------------------------------------------
+    def start(self, params: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray, str]:
+        """The initial state at these parameter values, projected onto the constraints, and a note saying by how much.
+
+        Returns
+        -------
+        q0, qd0 : ndarray, shape (n,)
+        note : str
+            ``""`` when the given state already satisfied the constraints (to 1e-12), else how far it moved.
+        """
+        q_given, qd_given = self._start(params)
+        q, qd = self.compiled.check_state(q_given, qd_given, names=("q0", "qd0"))
+        if self.compiled.m == 0:
+            return q, qd, ""
+        q_new, qd_new = project_initial_state(self.compiled, q, qd, 0.0, params)
+        moved_q, moved_qd = float(np.abs(q_new - q).max()), float(np.abs(qd_new - qd).max())
+        note = ""
+        if max(moved_q, moved_qd) > 1e-12:
+            note = f"start projected onto the constraints: q moved {moved_q:.2g}, q' moved {moved_qd:.2g}"
+        return q_new, qd_new, note
+
+    def simulate_options(self, values: Mapping[str, Any]) -> dict:
+        """The :func:`~udk_notebooks.simulate` options of the method, step and stabilization controls."""
+        method = values["method"]
+        options: dict = {"method": method}
+        if method in FIXED_STEP_METHODS:
+            options["step"] = float(values["step"])
+        else:
+            options["t_eval"] = np.linspace(0.0, float(values["t_end"]), DEFAULT_SAMPLES)
+        if values.get("stabilization", "none") == "Baumgarte":
+            options["stabilization"] = Baumgarte(alpha=float(values["alpha"]), beta=float(values["beta"]))
+        return options
+
+    @property
+    def parameter_values(self) -> dict[str, float]:
+        """The model parameters on the sliders now, by name."""
+        return {name: float(self.controls[name].value) for name in self._names}
+
+    def sweep(self, x: str, y: str, outcome: str = "final drift", n: int = 15, *, ax=None):
+        """A map of ``outcome`` over two sliders' ranges, with the run on screen marked.
+
+        Runs :func:`udk_notebooks.sweep.sweep` over an ``n`` by ``n`` grid of the
+        two named parameters (or ``alpha``/``beta``, the Baumgarte gains), every
+        other control at its current value, with the explorer's method and step
+        (adaptive methods run member by member).
+
+        Parameters
+        ----------
+        x, y : str
+            Two different slider names: model parameters, ``alpha`` or ``beta``.
+        outcome : str, optional
+            One of :data:`OUTCOMES`.
+        n : int, optional
+            Grid points per axis (2 to 60).
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+
+        Returns
+        -------
+        SweepMap
+            The grid, the outcome values (NaN where a run was refused or failed) and the figure.
+        """
+        from ..sweep import sweep as run_sweep
+
+        sweepable = [*self._names] + (["alpha", "beta"] if "alpha" in self.controls else [])
+        for argument, name in (("x", x), ("y", y)):
+            if name not in sweepable:
+                raise ValueError(f"`{argument}` must be one of {', '.join(sweepable)}; got {name!r}")
+        if x == y:
+            raise ValueError(f"`x` and `y` must be two different sliders; both are {x!r}")
+        if outcome not in OUTCOMES:
+            raise ValueError(f"`outcome` must be one of {', '.join(map(repr, OUTCOMES))}; got {outcome!r}")
+        if outcome == "max energy error":
+            _check_energy_outcome(self.compiled)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= 60:
+            raise ValueError(f"`n` must be a whole number from 2 to 60; got {n!r}")
+        values = self.values
+        if values.get("stabilization", "none") != "Baumgarte" and {x, y} & {"alpha", "beta"}:
+            raise ValueError("sweeping `alpha` or `beta` needs stabilization = 'Baumgarte' on the explorer")
+        xs = np.linspace(self.controls[x].min, self.controls[x].max, n)
+        ys = np.linspace(self.controls[y].min, self.controls[y].max, n)
+        members, starts, gains = [], [], []
+        for yv in ys:
+            for xv in xs:
+                setting = {**values, x: float(xv), y: float(yv)}
+                params = {name: float(setting[name]) for name in self._names}
+                try:
+                    q0, qd0, _ = self.start(params)
+                except Exception:  # a start that cannot be put on the constraints: NaN in the map
+                    q0, qd0 = np.full(self.compiled.n, np.nan), np.full(self.compiled.n, np.nan)
+                members.append(params)
+                starts.append((q0, qd0))
+                gains.append(self.simulate_options(setting).get("stabilization"))
+        good = [i for i, (q0, _) in enumerate(starts) if np.isfinite(q0).all()]
+        options = self.simulate_options(values)
+        options.pop("stabilization", None)
+        if options["method"] not in FIXED_STEP_METHODS:
+            options.pop("t_eval")
+        grid = np.full(n * n, np.nan)
+        if good:
+            result = run_sweep(self.compiled, (0.0, float(values["t_end"])),
+                               np.array([starts[i][0] for i in good]), np.array([starts[i][1] for i in good]),
+                               params=[members[i] for i in good], stabilization=[gains[i] for i in good],
+                               progress=False, **options)
+            grid[good] = _outcome(self.compiled, result, outcome, [members[i] for i in good],
+                                  [gains[i] for i in good])
+        return SweepMap(x, y, xs, ys, grid.reshape(n, n), outcome, (float(values[x]), float(values[y])), ax=ax)
+
+    # -- the sweep button ---------------------------------------------------------
+    def _add_sweep_button(self) -> None:
+        sweepable = [*self._names] + (["alpha", "beta"] if "alpha" in self.controls else [])
+        if len(sweepable) < 2:
+            return
+        self._sweep_x = widgets.Dropdown(options=sweepable, value=sweepable[0], description="x",
+                                         layout=widgets.Layout(width="160px"))
+        self._sweep_y = widgets.Dropdown(options=sweepable, value=sweepable[1], description="y",
+                                         layout=widgets.Layout(width="160px"))
+        self._sweep_outcome = widgets.Dropdown(options=list(OUTCOMES), value="final drift", description="outcome",
+                                               layout=widgets.Layout(width="240px"))
+        self.sweep_button = widgets.Button(description="sweep x, y", tooltip="map the outcome over the two sliders")
+        self.sweep_button.on_click(self._on_sweep)
+        row = widgets.HBox([self._sweep_x, self._sweep_y, self._sweep_outcome, self.sweep_button])
+        self.widget.children = (*self.widget.children, row, self._sweep_output)
+
+    def _on_sweep(self, _button=None) -> None:
+        self._sweep_output.clear_output()
+        with self._sweep_output:
+            try:
+                found = self.sweep(self._sweep_x.value, self._sweep_y.value, self._sweep_outcome.value, n=12)
+            except Exception as exc:  # shown in place, never raised from a callback
+                print(f"Cannot sweep: {type(exc).__name__}: {exc}")
+                return
+            from IPython.display import display
+
+            display(found.figure)
+
+
+class SweepMap:
+    """The map :meth:`ModelExplorer.sweep` draws.
+
+    Attributes
+    ----------
+    x, y : str
+        The two swept sliders.
+    xs, ys : ndarray, shape (n,)
+    values : ndarray, shape (n, n)
+        ``values[j, i]`` at ``(xs[i], ys[j])``; NaN where a run was refused or failed.
+    outcome : str
+    current : (float, float)
+        The sliders' values when the map was made (marked on it).
+    figure : matplotlib Figure
+    """
+
+    def __init__(self, x, y, xs, ys, values, outcome, current, ax=None):
+        self.x, self.y, self.xs, self.ys, self.values = x, y, xs, ys, values
+        self.outcome, self.current = outcome, current
+        if ax is None:
+            with plt.ioff():
+                figure, ax = plt.subplots(figsize=(5.0, 4.0), layout="constrained")
+            plt.close(figure)
+        self.figure = ax.get_figure()
+        shown = values
+        log = outcome in ("final drift", "max drift", "max energy error")
+        if log:
+            shown = np.log10(np.where(values > 0, values, np.nan))
+        mesh = ax.pcolormesh(xs, ys, np.ma.masked_invalid(shown), shading="nearest", cmap="viridis")
+        self.figure.colorbar(mesh, ax=ax, label=f"log10 {outcome}" if log else outcome)
+        ax.plot(*current, marker="*", ms=14, color=OKABE_ITO["vermillion"], markeredgecolor="white",
+                label="the run on screen", ls="none")
+        ax.legend(fontsize=8, loc="upper right")
+        ax.set(xlabel=x, ylabel=y, title=f"{outcome} over {x} and {y} (grey: refused or failed)")
+        ax.set_facecolor("0.8")
+
+    def _repr_png_(self):
+        import io
+
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png")
+        return buffer.getvalue()
+
+
+def _outcome(cm: CompiledModel, result, outcome: str, members, gains) -> np.ndarray:
+    """One number per sweep member (NaN where it was refused or failed)."""
+    ok = result.status == "ok"
+    if outcome == "final drift":
+        return result.final_drift
+    if outcome == "max drift":
+        return result.max_drift
+    if outcome == "divergence":
+        return np.where(result.status == "diverged", 1.0, np.where(ok, 0.0, np.nan))
+    out = np.full(len(members), np.nan)
+    for i, params in enumerate(members):
+        if not ok[i]:
+            continue
+        if outcome == "stick time":
+            modes = result.modes[i] if result.modes is not None else None
+            times = result.mode_times[i] if result.mode_times is not None else result.t
+            if modes is None or modes.size == 0:
+                out[i] = 0.0
+                continue
+            sticking = (modes == 0).any(axis=1)[:-1]
+            out[i] = float(np.sum(np.diff(times)[sticking]))
+        else:
+            out[i] = _energy_error(cm, result.t, result.q[i], result.qd[i], cm.parameters(params))
+    return out
+
+
+def _energy_error(cm: CompiledModel, t, q, qd, p) -> float:
+    """``max |h - h(0) - W|`` along one run, ``W`` the work of the nonconservative and explicit-time powers.
+
+    The power theorem (``dh/dt`` is the sum of the powers, see
+    :attr:`~udk_notebooks.simulation.Trajectory.power`) with the work by the
+    trapezoidal rule on the run's samples. The constraint forces' powers are
+    not in a sweep's output, so :func:`_check_energy_outcome` refuses models
+    where they can be nonzero.
+    """
+    from scipy.integrate import cumulative_trapezoid
+
+    rows = np.broadcast_to(p, (t.size, p.size))
+    h = cm.energy_batch(t, q, qd, rows)
+    force, explicit = cm.powers_batch(t, q, qd, rows)
+    power = np.einsum("ij,ij->i", qd, force) + explicit
+    return float(np.max(np.abs(h - h[0] - cumulative_trapezoid(power, t, initial=0.0))))
+
+
+def _check_energy_outcome(cm: CompiledModel) -> None:
+    """Refuse the energy error where a sweep cannot account for the constraint forces' work."""
+    if cm.has_nonideal or cm.n_friction:
+        raise ValueError("`outcome` 'max energy error' needs a model without nonideal forces or friction (their "
+                         "work is not in a sweep's output); map 'final drift' or 'stick time' instead")
+    t_sym = cm._symbolic["args"][0]
+    if any(sm.sympify(e).has(t_sym) for e in cm._symbolic["velocity"]):
+        raise ValueError("`outcome` 'max energy error' needs time-independent constraints (a moving constraint "
+                         "does work that is not in a sweep's output); map 'final drift' instead")
+
+
+# -- argument checks -------------------------------------------------------------------------------------------
+def _as_compiled(model) -> CompiledModel:
+    if isinstance(model, Model):
+        return model.compile()
+    if isinstance(model, CompiledModel):
+        return model
+    raise TypeError(f"`model` must be a udk_notebooks Model or CompiledModel (e.g. from model_from_bodies); "
+                    f"got {type(model).__name__}")
+
+
+def _positive(value, name: str) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"`{name}` must be a positive number; got {value!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"`{name}` must be a positive number; got {value!r}")
+    return value
+
+
+def _start_function(cm: CompiledModel, q0, qd0) -> Callable[[Mapping[str, float]], tuple]:
+    """``start(params) -> (q0, qd0)`` from arrays, a function of the parameters for each, or one for both."""
+    if callable(q0) and qd0 is None:
+        def start(params):
+            state = _call_with(q0, params)
+            try:
+                q, qd = state
+            except (TypeError, ValueError):
+                raise ValueError("`q0` called with the parameters must return (q0, qd0) when `qd0` is not given; "
+                                 f"got {state!r}") from None
+            return q, qd
+        return start
+    if qd0 is None:
+        raise ValueError("`qd0` is missing: pass the initial velocities, or make `q0` a function of the parameters "
+                         "that returns (q0, qd0)")
+    if not callable(q0):
+        cm.check_state(q0, None if callable(qd0) else qd0, names=("q0", "qd0"))
+
+    def start(params):
+        return (_call_with(q0, params) if callable(q0) else q0), (_call_with(qd0, params) if callable(qd0) else qd0)
+    return start
+
+
+def _mechanism_function(mechanism, cm: CompiledModel) -> Callable[[Mapping[str, float]], Mechanism]:
+    if mechanism is None:
+        fixed = coordinate_mechanism(cm.coordinate_names)
+        return lambda params: fixed
+    if isinstance(mechanism, Mechanism):
+        _check_sites(mechanism, cm)
+        return lambda params: mechanism
+    if not callable(mechanism):
+        raise TypeError(f"`mechanism` must be a Mechanism, a function of the parameters returning one, or a "
+                        f"BodySketch (udk_notebooks.mechanics.mechanism_from_bodies); got {type(mechanism).__name__}")
+    names = getattr(mechanism, "coordinate_names", None)
+    if names is not None and tuple(names) != tuple(cm.coordinate_names):
+        raise ValueError(f"`mechanism` draws coordinates {', '.join(names)} but the model's are "
+                         f"{', '.join(cm.coordinate_names)}: build both from the same coordinates, in one order")
+    own = getattr(mechanism, "parameter_names", None)
+
+    def make(params):
+        if own is not None:  # a BodySketch: only the parameters its positions use
+            drawing = mechanism(**{k: v for k, v in params.items() if k in own})
+        else:
+            drawing = _call_with(mechanism, params)
+        if not isinstance(drawing, Mechanism):
+            raise TypeError(f"`mechanism` must return a Mechanism; got {type(drawing).__name__}")
+        return drawing
+
+    _check_sites(make(dict(zip(cm.parameter_names, cm.defaults))), cm)
+    return make
+
+
+def _check_sites(mechanism: Mechanism, cm: CompiledModel) -> None:
+    entries = [i for site in mechanism.forces for i in site.components if i is not None]
+    if entries and max(entries) >= cm.n:
+        raise ValueError(f"`mechanism` draws force entry {max(entries)} but the model has only {cm.n} coordinates: "
+                         "is it the drawing of this model?")
+
+
+def _run_controls(cm: CompiledModel, t_end, method, step, stabilization, panels) -> dict:
+    """The extra controls: horizon, method, step, stabilization and gains, and the coordinate shown."""
+    t_end = _positive(t_end, "t_end")
+    if method not in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
+        raise ValueError(f"`method` must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}; got {method!r}")
+    methods = METHODS if method in METHODS else (*METHODS, method)
+    step = t_end / 250 if step is None else _positive(step, "step")
+    controls = {
+        "t_end": (t_end, (t_end / 10, 3 * t_end), "simulated time span, in s"),
+        "method": (method, methods, "integrator: fixed-step rk4 or euler, or an adaptive scipy method"),
+        "step": (step, (step / 10, 5 * step), "step of the fixed-step methods, in s"),
+    }
+    if cm.m:
+        if stabilization is None:
+            gains = (0.0, 0.0)
+            choice = "none"
+        elif isinstance(stabilization, Baumgarte):
+            gains = (stabilization.alpha, stabilization.beta)
+            choice = "Baumgarte"
+        else:
+            raise ValueError(f"`stabilization` must be None or a Baumgarte; got {stabilization!r}")
+        controls["stabilization"] = (choice, STABILIZATIONS, "Baumgarte stabilization of the constraint drift")
+        top = max(20.0, 2 * max(gains))
+        controls["alpha"] = (gains[0], (0.0, top), "Baumgarte damping gain alpha, in 1/s")
+        controls["beta"] = (gains[1], (0.0, top), "Baumgarte stiffness gain beta, in 1/s")
+    if cm.n > 1 and {"forces", "phase"} & set(panels):
+        controls["shown"] = (cm.coordinate_names[0], cm.coordinate_names,
+                             "the coordinate of the force and phase panels")
+    return controls
+
+
+def explore(
+    model,
+    q0,
+    qd0=None,
+    *,
+    parameters: Mapping | None = None,
+    units: Mapping[str, str] | None = None,
+    panels: Sequence[str] = ("coordinates", "forces", "drift"),
+    t_end: float = 5.0,
+    method: str = "rk4",
+    step: float | None = None,
+    stabilization: Baumgarte | None = None,
+    mechanism=None,
+    drift_limit: float = 1e-3,
+    title: str = "",
+    **options: Any,
+) -> ModelExplorer:
+    """Sliders, panels, a Play button and the mechanism with its forces, for any model.
+
+    Parameters
+    ----------
+    model : Model or CompiledModel
+        Any model: written by hand, from :func:`~udk_notebooks.mechanics.model_from_bodies`
+        or ``model_from_system``, or from the catalogue (:mod:`udk_notebooks.examples`).
+        It is compiled once; each slider change re-runs it with new parameter values.
+    q0, qd0 : array_like, shape (n,), or callable
+        The initial state. Either may be a function of the parameters by name
+        (it receives those its signature names, or all with ``**kwargs``); a
+        single function ``q0(**params) -> (q0, qd0)`` with ``qd0`` left out gives
+        both. The state is projected onto the constraints
+        (:func:`~udk_notebooks.project_initial_state`) and the mechanism panel
+        says by how much it moved.
+    parameters : mapping of str to (lo, hi) or dict, optional
+        Slider ranges by parameter name, or dicts with ``range``, ``default``,
+        ``unit``, ``description``. Parameters left out get a tenth to three
+        times their value (``-1 .. 1`` for zero).
+    units : mapping of str to str, optional
+        SI unit per parameter, shown in the slider's tooltip (models carry no units).
+    panels : sequence of str, optional
+        Names from :data:`PANELS`; ``"drift"`` needs constraints and ``"friction"`` a friction contact.
+    t_end : float, optional
+        Initial horizon in seconds (a slider: a tenth to three times it).
+    method : str, optional
+        ``"rk4"``, ``"euler"``, ``"RK45"``, ``"DOP853"`` (a choice on screen).
+    step : float, optional
+        Fixed step in seconds (a slider; default ``t_end / 250``).
+    stabilization : Baumgarte, optional
+        Initial Baumgarte gains (the choice starts on "Baumgarte" when given).
+    mechanism : Mechanism, BodySketch or callable, optional
+        How the system looks: a :class:`~udk_notebooks.drawing.Mechanism`, a
+        function of the parameters returning one (``examples.<system>.mechanism``),
+        or :func:`~udk_notebooks.mechanics.mechanism_from_bodies`. Default: each
+        coordinate a dot on its own line, with its generalized forces as arrows
+        along it (:func:`coordinate_mechanism`).
+    drift_limit : float, optional
+        Largest constraint residual of a run drawn without a warning.
+    title : str, optional
+    **options
+        ``frames``, ``continuous_update`` (see :class:`~udk_notebooks.widgets.base.Explorer`).
+
+    Returns
+    -------
+    ModelExplorer
+        Displays itself in a notebook; ``set(name=value)`` moves a slider from
+        Python, ``sweep(x, y, outcome)`` maps an outcome over two sliders,
+        ``animation()`` gives a kernel-free animation (``to_jshtml``, ``save_gif``).
+
+    Examples
+    --------
+    >>> import sympy as sm, udk_notebooks as udk
+    >>> from sympy.physics.mechanics import dynamicsymbols
+    >>> x, y = dynamicsymbols("x y")
+    >>> m, g, l = sm.symbols("m g l", positive=True)
+    >>> pendulum = udk.Model([x, y], kinetic_energy=m * (x.diff()**2 + y.diff()**2) / 2,
+    ...                      potential_energy=m * g * y, holonomic=[x**2 + y**2 - l**2],
+    ...                      parameters={m: 1.0, g: 9.81, l: 1.0})
+    >>> explorer = udk.explore(pendulum, lambda l: ([l, 0.0], [0.0, 0.0]), panels=("coordinates", "drift"))
+    """
+    return ModelExplorer(model, q0, qd0, parameters=parameters, units=units, panels=panels, t_end=t_end,
+                         method=method, step=step, stabilization=stabilization, mechanism=mechanism,
+                         drift_limit=drift_limit, title=title, **options)
