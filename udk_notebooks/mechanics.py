@@ -467,7 +467,8 @@ def mechanism_from_bodies(
     if not bodies or not all(isinstance(b, (Particle, RigidBody)) for b in bodies):
         raise ValueError("`bodies` must hold at least one Particle or RigidBody (and nothing else)")
     axes = _plane_vectors(frame, plane)
-    drawn = [b for b in bodies if b.masscenter is not None and (not isinstance(b, RigidBody) or b.mass != 0)]
+    # The ground of System.from_newtonian is a body whose frame is the inertial one: it is not drawn.
+    drawn = [b for b in bodies if not (isinstance(b, RigidBody) and (b.frame == frame or b.mass == 0))]
     if not drawn:
         raise ValueError("`bodies` has no body with mass to draw")
     if origin is None:

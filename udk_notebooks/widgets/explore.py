@@ -8,8 +8,8 @@ goes in; out comes a :class:`ModelExplorer` (a
 * one slider per model parameter (range and step from its value, or from the
   ``parameters`` table, with the unit where the table gives one);
 * the horizon ``t_end``, the integration ``method`` and ``step``, and
-  Baumgarte stabilization (``none`` or ``Baumgarte`` with the gains ``alpha``,
-  ``beta`` of ``phi'' + 2 alpha phi' + beta^2 phi = 0``; Baumgarte 1972,
+  Baumgarte stabilization (``none`` or ``Baumgarte`` with the gains
+  ``gain_alpha`` and ``gain_beta``, the ``alpha`` and ``beta`` of ``phi'' + 2 alpha phi' + beta^2 phi = 0``; Baumgarte 1972,
   as stated in Beshaw 2014, Eq. 12);
 * a Play button and the mechanism at the animated instant with the three
   force terms of the Udwadia-Kalaba equation ``F^N, F^L, F^C`` (Udwadia,
@@ -25,6 +25,7 @@ or drifted past ``drift_limit`` is drawn with a red warning over the mechanism.
 
 from __future__ import annotations
 
+import base64
 import inspect
 import math
 from typing import Any, Callable, Mapping, Sequence
@@ -71,6 +72,7 @@ OUTCOMES = ("final drift", "max drift", "max energy error", "stick time", "diver
 the end or over the run, the largest ``|h - h(0) - work|`` (energy error), the
 time some friction contact sticks, and whether the run diverged (1) or not (0)."""
 
+DEFAULT_PANELS = ("coordinates", "forces", "drift")
 METHODS = ("rk4", "euler", "RK45", "DOP853")
 STABILIZATIONS = ("none", "Baumgarte")
 DEFAULT_SAMPLES = 201  # output samples of an adaptive run (fixed-step runs give every step)
@@ -229,7 +231,7 @@ def _tex(name: str) -> str:
 class ModelExplorer(SystemExplorer):
     """The explorer :func:`explore` builds (see there for the arguments)."""
 
-    def __init__(self, model, q0, qd0=None, *, parameters=None, units=None, panels=("coordinates", "forces", "drift"),
+    def __init__(self, model, q0, qd0=None, *, parameters=None, units=None, panels=None,
                  t_end: float = 5.0, method: str = "rk4", step: float | None = None, stabilization=None,
                  mechanism=None, drift_limit: float = 1e-3, title: str = "", **kwargs: Any):
         self.compiled = _as_compiled(model)
@@ -237,6 +239,8 @@ class ModelExplorer(SystemExplorer):
         self._start = _start_function(cm, q0, qd0)
         self._names = cm.parameter_names
         table = parameter_rows(cm, parameters, units)
+        if panels is None:
+            panels = DEFAULT_PANELS if cm.m else DEFAULT_PANELS[:2]
         if isinstance(panels, str):
             panels = (panels,)
         panels = tuple(panels)
@@ -246,6 +250,10 @@ class ModelExplorer(SystemExplorer):
         self.panel_names = panels
         self.drift_limit = _positive(drift_limit, "drift_limit")
         extra = _run_controls(cm, t_end, method, step, stabilization, panels)
+        clash = sorted(set(extra) & set(table))
+        if clash:
+            raise ValueError(f"model parameter(s) {', '.join(clash)} share a name with the explorer's run controls "
+                             f"({', '.join(extra)}); rename the parameter symbol(s) in the model")
         self._mechanism = _mechanism_function(mechanism, cm)
         self.heading = title or f"Explore {cm.model.name or 'the model'}: " + ", ".join(cm.coordinate_names)
         self._projection = ""
@@ -296,7 +304,7 @@ class ModelExplorer(SystemExplorer):
         else:
             options["t_eval"] = np.linspace(0.0, float(values["t_end"]), DEFAULT_SAMPLES)
         if values.get("stabilization", "none") == "Baumgarte":
-            options["stabilization"] = Baumgarte(alpha=float(values["alpha"]), beta=float(values["beta"]))
+            options["stabilization"] = Baumgarte(alpha=float(values["gain_alpha"]), beta=float(values["gain_beta"]))
         return options
 
     @property
@@ -308,14 +316,14 @@ class ModelExplorer(SystemExplorer):
         """A map of ``outcome`` over two sliders' ranges, with the run on screen marked.
 
         Runs :func:`udk_notebooks.sweep.sweep` over an ``n`` by ``n`` grid of the
-        two named parameters (or ``alpha``/``beta``, the Baumgarte gains), every
+        two named parameters (or ``gain_alpha``/``gain_beta``, the Baumgarte gains), every
         other control at its current value, with the explorer's method and step
         (adaptive methods run member by member).
 
         Parameters
         ----------
         x, y : str
-            Two different slider names: model parameters, ``alpha`` or ``beta``.
+            Two different slider names: model parameters, ``gain_alpha`` or ``gain_beta``.
         outcome : str, optional
             One of :data:`OUTCOMES`.
         n : int, optional
@@ -330,7 +338,7 @@ class ModelExplorer(SystemExplorer):
         """
         from ..sweep import sweep as run_sweep
 
-        sweepable = [*self._names] + (["alpha", "beta"] if "alpha" in self.controls else [])
+        sweepable = [*self._names] + (["gain_alpha", "gain_beta"] if "gain_alpha" in self.controls else [])
         for argument, name in (("x", x), ("y", y)):
             if name not in sweepable:
                 raise ValueError(f"`{argument}` must be one of {', '.join(sweepable)}; got {name!r}")
@@ -343,8 +351,8 @@ class ModelExplorer(SystemExplorer):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= 60:
             raise ValueError(f"`n` must be a whole number from 2 to 60; got {n!r}")
         values = self.values
-        if values.get("stabilization", "none") != "Baumgarte" and {x, y} & {"alpha", "beta"}:
-            raise ValueError("sweeping `alpha` or `beta` needs stabilization = 'Baumgarte' on the explorer")
+        if values.get("stabilization", "none") != "Baumgarte" and {x, y} & {"gain_alpha", "gain_beta"}:
+            raise ValueError("sweeping `gain_alpha` or `gain_beta` needs stabilization = 'Baumgarte' on the explorer")
         xs = np.linspace(self.controls[x].min, self.controls[x].max, n)
         ys = np.linspace(self.controls[y].min, self.controls[y].max, n)
         members, starts, gains = [], [], []
@@ -376,7 +384,7 @@ class ModelExplorer(SystemExplorer):
 
     # -- the sweep button ---------------------------------------------------------
     def _add_sweep_button(self) -> None:
-        sweepable = [*self._names] + (["alpha", "beta"] if "alpha" in self.controls else [])
+        sweepable = [*self._names] + (["gain_alpha", "gain_beta"] if "gain_alpha" in self.controls else [])
         if len(sweepable) < 2:
             return
         self._sweep_x = widgets.Dropdown(options=sweepable, value=sweepable[0], description="x",
@@ -391,16 +399,21 @@ class ModelExplorer(SystemExplorer):
         self.widget.children = (*self.widget.children, row, self._sweep_output)
 
     def _on_sweep(self, _button=None) -> None:
-        self._sweep_output.clear_output()
-        with self._sweep_output:
-            try:
-                found = self.sweep(self._sweep_x.value, self._sweep_y.value, self._sweep_outcome.value, n=12)
-            except Exception as exc:  # shown in place, never raised from a callback
-                print(f"Cannot sweep: {type(exc).__name__}: {exc}")
-                return
-            from IPython.display import display
-
-            display(found.figure)
+        """Draw the map of the chosen sliders under the explorer (a failure is shown there, never raised)."""
+        try:
+            found = self.sweep(self._sweep_x.value, self._sweep_y.value, self._sweep_outcome.value, n=12)
+        except Exception as exc:  # a callback must never raise
+            self._sweep_output.outputs = ({"output_type": "stream", "name": "stdout",
+                                           "text": f"Cannot sweep: {type(exc).__name__}: {exc}\n"},)
+            return
+        self.last_sweep = found
+        # Set as data, not printed into the Output: that works with and without a kernel's output hooks.
+        self._sweep_output.outputs = ({
+            "output_type": "display_data",
+            "data": {"image/png": base64.b64encode(found._repr_png_()).decode("ascii"),
+                     "text/plain": f"<{found.outcome} over {found.x} and {found.y}>"},
+            "metadata": {},
+        },)
 
 
 class SweepMap:
@@ -604,8 +617,8 @@ def _run_controls(cm: CompiledModel, t_end, method, step, stabilization, panels)
             raise ValueError(f"`stabilization` must be None or a Baumgarte; got {stabilization!r}")
         controls["stabilization"] = (choice, STABILIZATIONS, "Baumgarte stabilization of the constraint drift")
         top = max(20.0, 2 * max(gains))
-        controls["alpha"] = (gains[0], (0.0, top), "Baumgarte damping gain alpha, in 1/s")
-        controls["beta"] = (gains[1], (0.0, top), "Baumgarte stiffness gain beta, in 1/s")
+        controls["gain_alpha"] = (gains[0], (0.0, top), "Baumgarte damping gain alpha, in 1/s")
+        controls["gain_beta"] = (gains[1], (0.0, top), "Baumgarte stiffness gain beta, in 1/s")
     if cm.n > 1 and {"forces", "phase"} & set(panels):
         controls["shown"] = (cm.coordinate_names[0], cm.coordinate_names,
                              "the coordinate of the force and phase panels")
@@ -619,7 +632,7 @@ def explore(
     *,
     parameters: Mapping | None = None,
     units: Mapping[str, str] | None = None,
-    panels: Sequence[str] = ("coordinates", "forces", "drift"),
+    panels: Sequence[str] | None = None,
     t_end: float = 5.0,
     method: str = "rk4",
     step: float | None = None,
@@ -652,6 +665,7 @@ def explore(
         SI unit per parameter, shown in the slider's tooltip (models carry no units).
     panels : sequence of str, optional
         Names from :data:`PANELS`; ``"drift"`` needs constraints and ``"friction"`` a friction contact.
+        Default: ``("coordinates", "forces", "drift")``, without ``"drift"`` for a model with no constraints.
     t_end : float, optional
         Initial horizon in seconds (a slider: a tenth to three times it).
     method : str, optional
