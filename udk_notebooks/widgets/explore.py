@@ -168,8 +168,14 @@ def _power_of(kind: str) -> Callable[[SystemRun], np.ndarray]:
     return lambda run: np.einsum("ij,ij->i", run.trajectory.qd, getattr(run.trajectory, kind))
 
 
+RESIDUAL_FLOOR = 1e-16
+"""Residuals below this are drawn at it: a log axis cannot show zero, and a floor keeps the axis still."""
+
+
 def _largest(values: np.ndarray) -> np.ndarray:
-    return np.abs(values).max(axis=1, initial=0.0) if values.size else np.zeros(values.shape[0])
+    """The largest ``|residual|`` of each sample, at least :data:`RESIDUAL_FLOOR`."""
+    largest = np.abs(values).max(axis=1, initial=0.0) if values.size else np.zeros(values.shape[0])
+    return np.maximum(largest, RESIDUAL_FLOOR)
 
 
 def _work(run: SystemRun) -> np.ndarray:
@@ -198,7 +204,7 @@ def make_panel(name: str, compiled: CompiledModel) -> Panel:
                   time_curve(r"$\max|(\dot\varphi, \psi)|$", lambda run: _largest(run.trajectory.velocity_residual))]
         if compiled.n_holonomic == 0:
             curves = curves[1:]
-        return Panel("constraint drift", "time t (s)", "residual", curves=curves, yscale="log")
+        return Panel("constraint drift", "time t (s)", "residual (floor 1e-16)", curves=curves, yscale="log")
     if name == "energy":
         curves = [time_curve("h - h(0)", lambda run: run.trajectory.energy - run.trajectory.energy[0]),
                   time_curve("work of all powers", _work),
@@ -230,6 +236,11 @@ def _tex(name: str) -> str:
 # -- the explorer ------------------------------------------------------------------------------------------
 class ModelExplorer(SystemExplorer):
     """The explorer :func:`explore` builds (see there for the arguments)."""
+
+    # Views change less readily than the catalogue's: a generic model may be chaotic (a double pendulum's
+    # angles wind), and every change of a view costs a full draw instead of a blit.
+    view_margin = 0.35
+    view_shrink = 0.12
 
     def __init__(self, model, q0, qd0=None, *, parameters=None, units=None, panels=None,
                  t_end: float = 5.0, method: str = "rk4", step: float | None = None, stabilization=None,
