@@ -382,3 +382,20 @@ def test_a_pin_joint_bar_is_drawn_from_pin_to_end():
                   (where[k] for k in where if k.endswith(("-", "+"))), key=lambda p: np.linalg.norm(p))
     np.testing.assert_allclose(ends[0], [0.0, 0.0], atol=1e-12)
     np.testing.assert_allclose(ends[1], [2 * math.cos(0.3), 2 * math.sin(0.3)], atol=1e-12)
+
+
+def test_start_parameters_and_panels_of_ones_own():
+    """A release-angle slider read only by the start, and a Panel object beside a named one."""
+    from udk_notebooks.widgets.system import Panel, time_curve
+
+    radius = Panel("distance from the pivot", "time t (s)", "r (m)",
+                   curves=[time_curve("r", lambda run: np.hypot(*run.trajectory.q.T))])
+    explorer = udk.explore(cartesian_pendulum(), lambda l, angle: pendulum_start(l, angle), t_end=1.0,
+                           start_parameters={"angle": (0.2, (-3.0, 3.0), "release angle, in rad")},
+                           panels=("coordinates", radius))
+    explorer.set(angle=1.0, l=1.5)
+    np.testing.assert_allclose(explorer.trajectory.q[0], [1.5 * math.sin(1.0), -1.5 * math.cos(1.0)], atol=1e-12)
+    assert explorer.panel_names == ("coordinates", "distance from the pivot")
+    assert explorer.result.info == ""
+    with pytest.raises(ValueError, match="share a name with the explorer's other controls"):
+        udk.explore(cartesian_pendulum(), pendulum_start, start_parameters={"l": (1.0, (0.5, 2.0), "again")})

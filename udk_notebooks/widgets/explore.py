@@ -244,7 +244,7 @@ class ModelExplorer(SystemExplorer):
 
     def __init__(self, model, q0, qd0=None, *, parameters=None, units=None, panels=None,
                  t_end: float = 5.0, method: str = "rk4", step: float | None = None, stabilization=None,
-                 mechanism=None, drift_limit: float = 1e-3, title: str = "", **kwargs: Any):
+                 mechanism=None, drift_limit: float = 1e-3, title: str = "", start_parameters=None, **kwargs: Any):
         self.compiled = _as_compiled(model)
         cm = self.compiled
         self._start = _start_function(cm, q0, qd0)
@@ -257,14 +257,16 @@ class ModelExplorer(SystemExplorer):
         panels = tuple(panels)
         if not panels:
             raise ValueError(f"`panels` must name at least one of {', '.join(PANELS)}")
-        self.panels = tuple(make_panel(name, cm) for name in panels)
-        self.panel_names = panels
+        self.panels = tuple(name if isinstance(name, Panel) else make_panel(name, cm) for name in panels)
+        self.panel_names = tuple(name.title if isinstance(name, Panel) else name for name in panels)
         self.drift_limit = _positive(drift_limit, "drift_limit")
         extra = _run_controls(cm, t_end, method, step, stabilization, panels)
+        self._start_names = tuple(start_parameters or ())
+        extra = {**dict(start_parameters or {}), **extra}
         clash = sorted(set(extra) & set(table))
         if clash:
-            raise ValueError(f"model parameter(s) {', '.join(clash)} share a name with the explorer's run controls "
-                             f"({', '.join(extra)}); rename the parameter symbol(s) in the model")
+            raise ValueError(f"model parameter(s) {', '.join(clash)} share a name with the explorer's other controls "
+                             f"({', '.join(extra)}); rename the parameter symbol(s) in the model or `start_parameters`")
         self._mechanism = _mechanism_function(mechanism, cm)
         self.heading = title or f"Explore {cm.model.name or 'the model'}: " + ", ".join(cm.coordinate_names)
         self._projection = ""
@@ -279,15 +281,17 @@ class ModelExplorer(SystemExplorer):
 
     def run(self, **values: Any) -> SystemRun:
         params = {name: float(values[name]) for name in self._names}
-        q0, qd0, note = self.start(params)
+        q0, qd0, note = self.start(params, **{name: values[name] for name in self._start_names})
         options = self.simulate_options(values)
         trajectory = simulate(self.compiled, (0.0, float(values["t_end"])), q0, qd0, params=params, **options)
         shown = self.compiled.coordinate_names.index(values["shown"]) if "shown" in values else 0
         return SystemRun(trajectory, self._mechanism(params), data={"shown": shown}, info=note, model=self.compiled)
 
     # -- public --------------------------------------------------------------------
-    def start(self, params: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray, str]:
+    def start(self, params: Mapping[str, float], **start_values: float) -> tuple[np.ndarray, np.ndarray, str]:
         """The initial state at these parameter values, projected onto the constraints, and a note saying by how much.
+
+        ``start_values`` are the values of the ``start_parameters`` controls (a release angle, say).
 
         Returns
         -------
@@ -295,7 +299,7 @@ class ModelExplorer(SystemExplorer):
         note : str
             ``""`` when the given state already satisfied the constraints (to 1e-12), else how far it moved.
         """
-        q_given, qd_given = self._start(params)
+        q_given, qd_given = self._start({**params, **start_values})
         q, qd = self.compiled.check_state(q_given, qd_given, names=("q0", "qd0"))
         if self.compiled.m == 0:
             return q, qd, ""
@@ -372,7 +376,7 @@ class ModelExplorer(SystemExplorer):
                 setting = {**values, x: float(xv), y: float(yv)}
                 params = {name: float(setting[name]) for name in self._names}
                 try:
-                    q0, qd0, _ = self.start(params)
+                    q0, qd0, _ = self.start(params, **{name: setting[name] for name in self._start_names})
                 except Exception:  # a start that cannot be put on the constraints: NaN in the map
                     q0, qd0 = np.full(self.compiled.n, np.nan), np.full(self.compiled.n, np.nan)
                 members.append(params)
@@ -630,7 +634,7 @@ def _run_controls(cm: CompiledModel, t_end, method, step, stabilization, panels)
         top = max(20.0, 2 * max(gains))
         controls["gain_alpha"] = (gains[0], (0.0, top), "Baumgarte damping gain alpha, in 1/s")
         controls["gain_beta"] = (gains[1], (0.0, top), "Baumgarte stiffness gain beta, in 1/s")
-    if cm.n > 1 and {"forces", "phase"} & set(panels):
+    if cm.n > 1 and {"forces", "phase"} & {name for name in panels if isinstance(name, str)}:
         controls["shown"] = (cm.coordinate_names[0], cm.coordinate_names,
                              "the coordinate of the force and phase panels")
     return controls
@@ -651,6 +655,7 @@ def explore(
     mechanism=None,
     drift_limit: float = 1e-3,
     title: str = "",
+    start_parameters: Mapping | None = None,
     **options: Any,
 ) -> ModelExplorer:
     """Sliders, panels, a Play button and the mechanism with its forces, for any model.
@@ -674,8 +679,9 @@ def explore(
         times their value (``-1 .. 1`` for zero).
     units : mapping of str to str, optional
         SI unit per parameter, shown in the slider's tooltip (models carry no units).
-    panels : sequence of str, optional
-        Names from :data:`PANELS`; ``"drift"`` needs constraints and ``"friction"`` a friction contact.
+    panels : sequence of str or Panel, optional
+        Names from :data:`PANELS` (``"drift"`` needs constraints and ``"friction"`` a friction contact),
+        or :class:`~udk_notebooks.widgets.system.Panel` objects of your own.
         Default: ``("coordinates", "forces", "drift")``, without ``"drift"`` for a model with no constraints.
     t_end : float, optional
         Initial horizon in seconds (a slider: a tenth to three times it).
@@ -694,6 +700,9 @@ def explore(
     drift_limit : float, optional
         Largest constraint residual of a run drawn without a warning.
     title : str, optional
+    start_parameters : mapping of str to (default, (lo, hi), description), optional
+        Further sliders that only the start reads (a release angle, a launch speed): their values are
+        passed to ``q0`` / ``qd0`` by name, with the model parameters.
     **options
         ``frames``, ``continuous_update`` (see :class:`~udk_notebooks.widgets.base.Explorer`).
 
@@ -717,4 +726,4 @@ def explore(
     """
     return ModelExplorer(model, q0, qd0, parameters=parameters, units=units, panels=panels, t_end=t_end,
                          method=method, step=step, stabilization=stabilization, mechanism=mechanism,
-                         drift_limit=drift_limit, title=title, **options)
+                         drift_limit=drift_limit, title=title, start_parameters=start_parameters, **options)
