@@ -29,6 +29,9 @@ name                        class                                     what it sh
 
 The newer ones share :class:`~udk_notebooks.widgets.system.SystemExplorer`: the
 example's own mechanism drawing (:mod:`udk_notebooks.drawing`) and panels of curves.
+
+Any other model, a student's own included, gets the same explorer without a class:
+:func:`explore` (``udk.explore(model, q0, qd0)``, :mod:`udk_notebooks.widgets.explore`).
 """
 
 from .base import Explorer, ParameterSpec, has_widget_canvas, parameter_table
