@@ -399,3 +399,20 @@ def test_start_parameters_and_panels_of_ones_own():
     assert explorer.result.info == ""
     with pytest.raises(ValueError, match="share a name with the explorer's other controls"):
         udk.explore(cartesian_pendulum(), pendulum_start, start_parameters={"l": (1.0, (0.5, 2.0), "again")})
+
+
+def test_a_coordinate_shared_by_two_points_is_drawn_once():
+    """Two loaded points moved by the same x: the x entry is the sum of their forces, drawn at the mass centre only."""
+    x, y = dynamicsymbols("x y")
+    m, g, F = sm.symbols("m g F")
+    N = ReferenceFrame("N")
+    O = Point("O")
+    O.set_vel(N, 0)
+    G = O.locatenew("G", x * N.x + y * N.y)
+    tip = G.locatenew("tip", 0.5 * N.x)
+    loads = [(G, -m * g * N.y), (tip, F * N.x)]
+    params = {m: 1.0, g: 9.81, F: 2.0}
+    sketch = mechanism_from_bodies([x, y], N, [Particle("body", G, m)], loads, origin=O, parameters=params)
+    assert sketch.forced == ("G",) and sketch.unforced == ("tip",)
+    model = model_from_bodies([x, y], N, [Particle("body", G, m)], loads, origin=O, parameters=params)
+    np.testing.assert_allclose(model.compile().motion(0.0, [0, 0], [0, 0]).impressed, [2.0, -9.81])

@@ -425,7 +425,10 @@ def mechanism_from_bodies(
       (Cartesian coordinates: then the entries of a generalized force are the
       force on that point). A point located by angles gets no arrows: a
       generalized force in an angle is a torque, not a force at a point, and
-      drawing one there would be wrong (:attr:`BodySketch.unforced` lists them).
+      drawing one there would be wrong (:attr:`BodySketch.unforced` lists them). A
+      coordinate's entry is the force on every point that coordinate moves, so
+      it is drawn once, at the first such point (a mass centre before a loaded
+      point: the resultant on its body).
 
     Parameters
     ----------
@@ -536,13 +539,17 @@ def mechanism_from_bodies(
     trace_name = add(trace, "hidden") if trace is not None else None
 
     sites, forced, unforced = [], [], []
+    taken: set = set()
     for key in dict.fromkeys(site_points):
         pair = _coordinate_pair(points[key][1], q_syms)
-        if pair is None:
+        # A coordinate's force entry is the force on every point it moves; drawn once, at the first of them
+        # (a mass centre comes first: the resultant on its body).
+        if pair is None or taken & {i for i in pair if i is not None}:
             unforced.append(key)
         else:
             sites.append(ForceSite(key, pair))
             forced.append(key)
+            taken |= {i for i in pair if i is not None}
     joints = []
     for key, (_, exprs, style) in points.items():
         place = sm.lambdify([t_sym, q_syms, p_syms], exprs, modules="math")
