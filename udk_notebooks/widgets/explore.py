@@ -39,7 +39,7 @@ from ..compiled import CompiledModel
 from ..drawing import FORCE_KINDS, ForceSite, Joint, Mechanism
 from ..model import Model
 from ..plotting import FORCE_STYLES, OKABE_ITO
-from ..simulation import ADAPTIVE_METHODS, FIXED_STEP_METHODS, Trajectory, project_initial_state, simulate
+from ..simulation import ADAPTIVE_METHODS, FIXED_STEP_METHODS, project_initial_state, simulate
 from ..stabilization import Baumgarte
 from .system import Curve, Panel, Shade, SystemExplorer, SystemRun, time_curve
 
