@@ -224,7 +224,7 @@ def test_every_catalogue_model_explores(name):
     """Builds with the default panels; 100 random slider settings never raise and never hit a programming error;
     the drawn forces are those of a fresh Motion at the drawn instant."""
     model, start, mechanism = catalogue_case(name)
-    explorer = udk.explore(model, start, mechanism=mechanism, t_end=0.2, step=0.02)
+    explorer = udk.explore(model, start, mechanism=mechanism, t_end=0.1, step=0.02)
     assert explorer.error == "", explorer.error
     explorer._show = lambda frame_only=False: None  # the figure's pixels are checked elsewhere: keep 100 runs cheap
     # Horizon and step stay near their defaults (a few steps a run): the parameters and gains are what is fuzzed.
