@@ -1,6 +1,6 @@
 # udk-notebooks developer tasks. Needs python3 (3.10+) and make; no desktop.
-#   make test [PYTEST_ARGS='-m "not slow"'] [PYTEST_WORKERS=auto]
-#                                             run the test suite in .venv, on every core (pytest-xdist;
+#   make test [PYTEST_ARGS='-m "not slow"'] [PYTEST_WORKERS=logical]
+#                                             run the test suite in .venv, one worker per CPU (pytest-xdist;
 #                                             PYTEST_WORKERS=0 runs it in one process)
 #   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on a working copy of lessons/ in my-lessons/
 #   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
@@ -16,7 +16,7 @@ VENV        ?= .venv
 VPY         := $(VENV)/bin/python
 PIP         := $(VPY) -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
-PYTEST_WORKERS ?= auto
+PYTEST_WORKERS ?= logical
 LAB_IP      ?= 127.0.0.1
 LAB_PORT    ?= 8888
 APP_PORT    ?= 8866

@@ -62,7 +62,7 @@ def artifacts_dir() -> Path:
     return ARTIFACTS_DIR
 
 
-# -- running on several workers (pytest-xdist; ``make test`` passes ``-n auto --dist loadgroup``) ---------
+# -- several workers (pytest-xdist: ``make test`` passes ``-n logical --dist loadgroup``) --------------------
 #
 # A module- or session-scoped fixture (the built site, the executed lessons, the built problem sets, a
 # JupyterLab server and Chromium) is built once on every worker that runs a test asking for it. So that it
