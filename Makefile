@@ -1,5 +1,7 @@
 # udk-notebooks developer tasks. Needs python3 (3.10+) and make; no desktop.
-#   make test [PYTEST_ARGS='-m "not slow"']   run the test suite in .venv
+#   make test [PYTEST_ARGS='-m "not slow"'] [PYTEST_WORKERS=logical]
+#                                             run the test suite in .venv, one worker per CPU (pytest-xdist;
+#                                             PYTEST_WORKERS=0 runs it in one process)
 #   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on a working copy of lessons/ in my-lessons/
 #   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
 #   make site                                 the lessons executed, as a static HTML site in build/site
@@ -14,6 +16,7 @@ VENV        ?= .venv
 VPY         := $(VENV)/bin/python
 PIP         := $(VPY) -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
+PYTEST_WORKERS ?= logical
 LAB_IP      ?= 127.0.0.1
 LAB_PORT    ?= 8888
 APP_PORT    ?= 8866
@@ -30,9 +33,11 @@ $(VPY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
+# --dist loadgroup: the tests sharing an expensive fixture (the site, the executed lessons, JupyterLab and
+# Chromium) run on one worker, so it is built once (tests/conftest.py groups them).
 test: venv
 	$(PIP) install --quiet -e '.[test]'
-	$(VPY) -m pytest $(PYTEST_ARGS)
+	OPENBLAS_NUM_THREADS=1 $(VPY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # Students work in a copy of the lessons outside version control (autosave never touches lessons/):
 # lessons missing from it are copied in, lessons already there are kept as they are.

@@ -10,6 +10,7 @@ Any test that takes a ``lesson_notebook`` argument is parametrized over every
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -22,6 +23,8 @@ import pytest
 from lesson_paths import LESSONS_ENV, REPO_ROOT, find_lesson_notebooks, find_lessons_dir  # noqa: F401
 
 ARTIFACTS_DIR = REPO_ROOT / "test-artifacts"
+TESTS_DIR = Path(__file__).resolve().parent
+_THIS_FILE = Path(__file__).resolve()
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -57,3 +60,90 @@ def artifacts_dir() -> Path:
     """``test-artifacts/`` at the repository root (git-ignored), created on demand."""
     ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS_DIR
+
+
+# -- several workers (pytest-xdist: ``make test`` passes ``-n logical --dist loadgroup``) --------------------
+#
+# A module- or session-scoped fixture (the built site, the executed lessons, the built problem sets, a
+# JupyterLab server and Chromium) is built once on every worker that runs a test asking for it. So that it
+# is built once per session, the tests sharing such a fixture, directly or through another fixture, go to
+# one ``xdist_group``: the groups are the connected parts of the graph "test -- shared fixture". The
+# fixtures of this file (paths) and those of pytest and its plugins are cheap and left out, and so is
+# Chromium (it starts in a second): the Voila app tests and the JupyterLab tests may then run side by side.
+# Without ``--dist loadgroup`` the markers change nothing.
+CHEAP_TO_REPEAT = {"chromium"}
+
+
+def _shared_fixtures(item) -> list[str]:
+    """Module-, package- or session-scoped fixtures of ``item`` defined in a test module or a sub-conftest."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    shared = []
+    for name in info.names_closure:
+        definitions = info.name2fixturedefs.get(name)
+        if not definitions or definitions[-1].scope == "function" or name in CHEAP_TO_REPEAT:
+            continue
+        code = getattr(inspect.unwrap(definitions[-1].func), "__code__", None)
+        source = Path(code.co_filename).resolve() if code is not None else None
+        if source is None or source == _THIS_FILE or TESTS_DIR not in source.parents:
+            continue
+        # A group name without "::", "[" or "@": xdist appends it to the node id after an "@".
+        shared.append(f"{source.relative_to(TESTS_DIR).with_suffix('').as_posix().replace('/', '.')}.{name}")
+    return shared
+
+
+def _group_by_shared_fixtures(items) -> None:
+    """Mark each test that shares a costly fixture with ``xdist_group(<its connected part>)``."""
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        parent.setdefault(key, key)
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    shared_by_item = [_shared_fixtures(item) for item in items]
+    for shared in shared_by_item:
+        for other in shared:
+            a, b = find(shared[0]), find(other)
+            if a != b:
+                parent[max(a, b)] = min(a, b)  # the root is the smallest name: a stable group name
+    for item, shared in zip(items, shared_by_item):
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(find(shared[0])))
+
+
+def _put_groups_in_node_ids(config, items) -> None:
+    """Append ``@group`` to the node ids where xdist could not (pytest >= 9.2, xdist <= 3.8).
+
+    xdist's worker tells the scheduler a test's group by appending ``@group`` to its node id, but
+    it writes ``item._nodeid``, which pytest 9.2 no longer reads (node ids became ``NodeId``
+    objects): the groups were silently ignored (pytest-xdist issue 1386). Write the same id
+    through the new field; with an older pytest or a fixed xdist the ids already end in it.
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # pytest < 9.2: xdist's own renaming works
+        return
+    for item in items:
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                        for mark in item.iter_markers("xdist_group")})
+        if not names or item.nodeid.endswith("@" + "_".join(names)):
+            continue
+        item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
+        if not item.nodeid.endswith("@" + "_".join(names)):
+            raise RuntimeError(f"cannot put the xdist group into the node id of {item.nodeid}: "
+                               "run with -n 0, or update tests/conftest.py for this pytest")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    # Markers before xdist's hook reads them; the node ids after it (see _put_groups_in_node_ids).
+    _group_by_shared_fixtures(items)
+    result = yield
+    _put_groups_in_node_ids(config, items)
+    return result
