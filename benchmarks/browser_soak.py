@@ -60,7 +60,8 @@ def stop_burners(burners: list[multiprocessing.Process]) -> None:
 def run_once(tests: list[str], log: Path | None) -> tuple[bool, float, str]:
     """One pytest process over ``tests``: (passed, seconds, last line of its summary)."""
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    # JupyterLab itself takes minutes to start at load 15: give the fixture room (tests/browser/conftest.py).
+    env = {"UDK_SERVER_START_TIMEOUT": "300", **os.environ, "OPENBLAS_NUM_THREADS": "1"}
     started = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - started
