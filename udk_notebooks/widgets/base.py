@@ -20,6 +20,15 @@ widget, is embedded in the layout. With any other backend (inline, Agg, a
 test without a front end) the explorer shows a PNG of the figure in an
 :class:`ipywidgets.Output` and renders it again after every update.
 
+Getting the figure to the browser does not rely on a request that can be lost:
+the ipympl canvas receives its first frame as soon as its front end says it is
+there ("initialized") and, until then, on a timer (:data:`FIRST_FRAME_RETRIES_S`);
+the PNG states its size, so the page keeps its place while the image decodes,
+and it takes no pointer events, so a press that lands on it cannot start a
+native image drag that cancels a slider drag. Each display also shows
+:data:`OFFLINE_NOTE`, hidden by the live explorer's style, which tells the
+student to run the cell when the notebook is reopened without its kernel.
+
 Updates are drawn by **blitting**, as in Matplotlib's "Faster rendering by
 using blitting" tutorial. The artists a subclass lists in
 :meth:`Explorer.animated_artists` are marked animated: a full draw leaves them
