@@ -125,3 +125,16 @@ def test_every_exercise_cell_without_setup_runs_or_says_to_run_setup(lesson_note
     assert errors[0].startswith(f"NameError: `{SETUP_MARKERS[0]}` is not defined (line 2")
     assert "Run the first code cell of the lesson (Setup" in errors[0]
     assert not any(sign in errors[0] for sign in TRACEBACK_SIGNS), errors[0]
+
+
+@pytest.mark.slow
+def test_a_name_error_inside_a_module_keeps_its_traceback(tmp_path: Path):
+    (tmp_path / "broken_helper.py").write_text("def f():\n    return undefined_inside_module\n")
+    kernel = _Kernel(tmp_path)
+    try:
+        status, errors = kernel.run("from udk_notebooks.exercises import lesson01 as ex\nimport broken_helper\nbroken_helper.f()")
+    finally:
+        kernel.close()
+    assert status == "error" and len(errors) == 1, (status, errors)
+    assert "undefined_inside_module" in errors[0] and "broken_helper.py" in errors[0]
+    assert "Setup" not in errors[0]  # a bug in a module is not a forgotten Setup cell

@@ -74,10 +74,16 @@ def name_error_hint(name: str | None, setup_ran: bool, line: int | None = None, 
 
 def _handler(shell, etype, value, tb, tb_offset=None) -> list[str]:
     """IPython's custom-exception handler: return the lines to show instead of the traceback."""
-    namespace = getattr(shell, "user_ns", {}) or {}
-    setup_ran = all(marker in namespace for marker in SETUP_MARKERS)
-    line, text = _cell_line(tb)
-    lines = name_error_hint(getattr(value, "name", None), setup_ran, line, text).splitlines()
+    frames = traceback.extract_tb(tb)
+    if not frames or not any(hint in frames[-1].filename for hint in _CELL_FILENAME_HINTS):
+        # Raised inside a function of a module, not by a cell's own code: a bug to trace, not a
+        # forgotten Setup, so show IPython's usual traceback.
+        lines = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    else:
+        namespace = getattr(shell, "user_ns", {}) or {}
+        setup_ran = all(marker in namespace for marker in SETUP_MARKERS)
+        line, text = _cell_line(tb)
+        lines = name_error_hint(getattr(value, "name", None), setup_ran, line, text).splitlines()
     if not _WRAPPER_SHOWS:
         shell._showtraceback(etype, value, lines)  # sends the error message to the notebook
     return lines
