@@ -20,6 +20,15 @@ widget, is embedded in the layout. With any other backend (inline, Agg, a
 test without a front end) the explorer shows a PNG of the figure in an
 :class:`ipywidgets.Output` and renders it again after every update.
 
+Getting the figure to the browser does not rely on a request that can be lost:
+the ipympl canvas receives its first frame as soon as its front end says it is
+there ("initialized") and, until then, on a timer (:data:`FIRST_FRAME_RETRIES_S`);
+the PNG states its size, so the page keeps its place while the image decodes,
+and it takes no pointer events, so a press that lands on it cannot start a
+native image drag that cancels a slider drag. Each display also shows
+:data:`OFFLINE_NOTE`, hidden by the live explorer's style, which tells the
+student to run the cell when the notebook is reopened without its kernel.
+
 Updates are drawn by **blitting**, as in Matplotlib's "Faster rendering by
 using blitting" tutorial. The artists a subclass lists in
 :meth:`Explorer.animated_artists` are marked animated: a full draw leaves them
@@ -167,6 +176,26 @@ def _encode_png(rgba: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+OFFLINE_NOTE = (
+    '<div class="udk-explorer-offline" style="padding:0.4em 0.6em; border-left:3px solid #0072B2; '
+    'background:#f3f7fb">This explorer needs a running kernel: run this cell (Shift+Enter) to bring it back.</div>'
+)
+"""Shown beside every explorer; the live explorer's style hides it, so it shows only where the
+explorer cannot come back by itself (a reopened notebook: "Error displaying widget: model not found")."""
+
+_EXPLORER_STYLE = """<style>
+.jp-OutputArea:has(.udk-explorer) .udk-explorer-offline { display: none; }
+/* The PNG of the figure takes no pointer: a press that lands on it (the layout moved, a touch
+   that began on it) can then never start a native image drag, which cancels the pointer
+   (pointercancel) and with it the slider drag in progress. */
+.udk-explorer .udk-explorer-figure img { pointer-events: none; -webkit-user-drag: none; user-select: none; }
+</style>"""
+
+# Front-end handshake of the ipympl canvas: when no "initialized" message has come this long
+# after the explorer was shown, the kernel sends the frame unasked, then again after twice the wait.
+FIRST_FRAME_RETRIES_S = (1.0, 2.0, 4.0, 8.0, 16.0)
+
+
 def has_widget_canvas(figure: Figure) -> bool:
     """True when the figure's canvas is itself a widget (the ipympl backend)."""
     return isinstance(figure.canvas, widgets.DOMWidget)
@@ -290,6 +319,14 @@ class Explorer:
             self.view = widgets.Output()
         self.view.add_class("udk-explorer-figure")
         self.widget = self._layout(title)
+        # Hidden: it only carries the style sheet (a <style> applies wherever it sits in the page).
+        self._style = widgets.HTML(_EXPLORER_STYLE, layout=widgets.Layout(display="none"))
+        self.widget.children = (*self.widget.children, self._style)
+        self._front_end_ready = False
+        self._retries = list(FIRST_FRAME_RETRIES_S)
+        self._retry_timer = None
+        if self._live_canvas:
+            figure.canvas.on_msg(self._on_canvas_message)
         self._update()
         self._replace_same_cell()
 
@@ -435,6 +472,7 @@ class Explorer:
         if self._closed:
             return
         self._closed = True
+        self._stop_first_frame_retries()
         for name, control in self.controls.items():
             control.unobserve_all()
         self._link.unlink()
@@ -463,12 +501,71 @@ class Explorer:
             if animation is not None:
                 display(HTML(animation.to_jshtml()))
             return
+        display(HTML(OFFLINE_NOTE))
         display(self.widget)
+        self._start_first_frame_retries()
 
     def _static_png(self) -> bytes:
         buffer = io.BytesIO()
         self._figure.savefig(buffer, format="png")
         return buffer.getvalue()
+
+    # -- first frame of the ipympl canvas --------------------------------------
+    # ipympl draws only when the browser asks: the front end sends "refresh" and "initialized"
+    # when its model is created, the kernel answers "draw", the browser asks for that draw, and
+    # only then are pixels sent. A message lost on that chain (a loaded machine) left the canvas
+    # blank for good. The explorer therefore sends the first frame itself: at once when the
+    # front end says "initialized", and, until it does, again and again on a timer.
+    def _on_canvas_message(self, canvas, content, buffers) -> None:
+        """Runs after ipympl's own handler (which stops the data-URL sync and sends the size)."""
+        if isinstance(content, dict) and content.get("type") == "initialized" and not self._closed:
+            self._front_end_ready = True
+            self._stop_first_frame_retries()
+            self._push_frame()
+
+    def _push_frame(self) -> None:
+        """Send a full frame of the figure to the browser now, whether or not it asked for one."""
+        canvas = self._figure.canvas
+        syncing = getattr(canvas, "syncing_data_url", False)
+        try:
+            if syncing:
+                # No "initialized" yet: give the browser the size it needs to show pixels, and keep
+                # ipympl from storing this frame as its (prefix-less, so invalid) data URL.
+                width, height = canvas.get_width_height(physical=True)
+                canvas.manager.resize(width, height)
+                canvas.syncing_data_url = False
+            canvas._force_full = True  # the browser may hold no earlier frame to apply a diff to
+            self._renderer = None
+            with self._quiet():
+                self._show()
+        finally:
+            if syncing:
+                canvas.syncing_data_url = True
+
+    def _start_first_frame_retries(self) -> None:
+        if not self._live_canvas or self._front_end_ready or self._retry_timer is not None or not self._retries:
+            return
+        try:
+            timer = self._figure.canvas.new_timer(interval=int(1000 * self._retries[0]))
+        except Exception:  # no event loop to run a timer on (a script): nothing shows the canvas anyway
+            return
+        timer.single_shot = True
+        timer.add_callback(self._retry_first_frame)
+        self._retry_timer = timer
+        timer.start()
+
+    def _stop_first_frame_retries(self) -> None:
+        timer, self._retry_timer = self._retry_timer, None
+        if timer is not None:
+            timer.stop()
+
+    def _retry_first_frame(self) -> None:
+        self._retry_timer = None
+        if self._closed or self._front_end_ready:
+            return
+        self._retries.pop(0)
+        self._push_frame()
+        self._start_first_frame_retries()
 
     def _replace_same_cell(self) -> None:
         """Close the explorer this notebook cell built on its previous run (JupyterLab sends a cell id)."""
@@ -691,7 +788,7 @@ class Explorer:
         if self._live_canvas and getattr(canvas, "syncing_data_url", False):
             # No browser shows the ipympl canvas yet (or ever, under nbconvert): nobody to send pixels to,
             # and ipympl 0.10 would keep an invalid data URL that breaks the canvas once displayed. The
-            # browser's first request draws the figure in full.
+            # first frame goes out when the browser says it is there (_on_canvas_message) or on a timer.
             self._renderer = None
             return
         moved = self._moving[1] if frame_only else {**self._moving[0], **self._moving[1]}
@@ -709,7 +806,9 @@ class Explorer:
                 "image/png": base64.b64encode(_encode_png(np.asarray(canvas.buffer_rgba()))).decode("ascii"),
                 "text/plain": f"<explorer figure {width}x{height}>",
             },
-            "metadata": {},
+            # The size lets the browser keep the image's place while it decodes the new PNG, so the
+            # sliders below do not jump (and slip from under a pointer) on every update.
+            "metadata": {"image/png": {"width": width, "height": height}},
         },)
 
     @property

@@ -1,0 +1,71 @@
+"""A lesson saved with its outputs and reopened without its kernel tells the student to run the cell.
+
+JupyterLab does not save widget state by default, so a reopened lesson shows "Error
+displaying widget: model not found" where each explorer was. Every explorer display
+also carries a note (``udk_notebooks.widgets.base.OFFLINE_NOTE``) that the live
+explorer's style hides: here the note is hidden while the explorer runs, and shows
+once the notebook is saved, its kernel shut down and the page loaded again.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import nbformat
+from playwright.sync_api import expect
+
+from test_lesson_browser import ALL_PROMPTS_RUN_JS, KERNEL_IDLE, KERNEL_TIMEOUT_MS, RUN_ALL_TIMEOUT_MS
+
+LESSON = "07_analytical_dynamics_experimental.ipynb"
+NOTE = ".udk-explorer-offline"
+SAVE_TIMEOUT_S = 60
+
+
+def _saved_note_count(path: Path) -> int:
+    nb = nbformat.read(path, as_version=4)
+    return sum("udk-explorer-offline" in str(output.get("data", {}).get("text/html", ""))
+               for cell in nb.cells if cell.cell_type == "code" for output in cell.get("outputs", []))
+
+
+def test_reopened_lesson_says_to_run_the_explorer_cell(lab, lab_page, artifacts_dir: Path):
+    page, path = lab_page, lab.root_dir / LESSON
+    original = path.read_text(encoding="utf-8")
+    try:
+        code_cells = sum(c.cell_type == "code" for c in nbformat.read(path, as_version=4).cells)
+        page.goto(lab.page_url(f"lab/tree/{LESSON}?reset"))
+        statusbar = page.locator("#jp-main-statusbar")
+        expect(statusbar).to_contain_text(KERNEL_IDLE, timeout=KERNEL_TIMEOUT_MS)
+        page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        outcome = page.wait_for_function(ALL_PROMPTS_RUN_JS, arg=code_cells, timeout=RUN_ALL_TIMEOUT_MS,
+                                         polling=500).json_value()
+        assert outcome == "done", outcome
+        explorer = page.locator(".udk-explorer").first
+        expect(explorer).to_be_visible(timeout=60_000)
+        notes = page.locator(NOTE)
+        assert notes.count() >= 1, "the explorer's cell has no offline note"
+        expect(notes.first).to_be_hidden()  # the live explorer hides it
+
+        # File > Save Notebook, then wait for the file on disk to hold the note.
+        page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*File\s*$")).click()
+        page.get_by_role("menuitem", name=re.compile(r"^Save Notebook\b")).first.click()
+        deadline = time.monotonic() + SAVE_TIMEOUT_S
+        while _saved_note_count(path) == 0:
+            assert time.monotonic() < deadline, f"{LESSON} was not saved with its outputs"
+            time.sleep(0.5)
+
+        # Close the kernel, as a new day's session would, and load the page again.
+        for session in lab.api("GET", "sessions") or []:
+            lab.api("DELETE", f"sessions/{session['id']}")
+        page.goto(lab.page_url(f"lab/tree/{LESSON}"))
+        expect(page.locator("#jp-main-statusbar")).to_contain_text(KERNEL_IDLE, timeout=KERNEL_TIMEOUT_MS)
+        note = page.locator(NOTE).first
+        note.scroll_into_view_if_needed()
+        expect(note).to_be_visible(timeout=30_000)
+        expect(note).to_contain_text("run this cell")
+        assert page.locator(".udk-explorer").count() == 0, "an explorer came back without running its cell"
+        page.screenshot(path=str(artifacts_dir / "reopened-lesson07.png"))
+    finally:
+        path.write_text(original, encoding="utf-8")

@@ -1,0 +1,111 @@
+"""How an explorer's figure reaches the browser, checked without one.
+
+- ipympl canvas: the first frame goes out when the front end says "initialized", without
+  waiting for the browser's draw request (which a loaded machine can lose), and, until the
+  front end says so, on a timer (checked in a fresh interpreter: importing ipympl switches
+  pyplot's backend).
+- Every explorer display comes with a note saying to run the cell, for the notebook reopened
+  without its kernel (the live explorer's style hides it).
+- The PNG route states the image's size, so the page keeps its place while a new PNG decodes.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import io
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from PIL import Image
+
+from udk_notebooks.widgets import InclinedLineExplorer
+from udk_notebooks.widgets.base import FIRST_FRAME_RETRIES_S, OFFLINE_NOTE
+
+FIRST_FRAME_CODE = textwrap.dedent(
+    """
+    import asyncio, io, json
+    import matplotlib
+    matplotlib.use("module://ipympl.backend_nbagg")
+    from PIL import Image
+    from udk_notebooks.widgets import InclinedLineExplorer
+
+    def watch(explorer):
+        canvas, sent, messages = explorer.figure.canvas, [], []
+        canvas.send_binary = lambda data: sent.append(data)
+        send_json = canvas.send_json
+        canvas.send_json = lambda content: (messages.append(content["type"]), send_json(content))
+        return canvas, sent, messages
+
+    # 1. "initialized" alone brings a full frame: no "draw" request from the browser is needed.
+    e = InclinedLineExplorer()
+    canvas, sent, messages = watch(e)
+    e.controls["slope"].value = 1.01  # no front end yet: nothing is sent
+    assert sent == [] and canvas._data_url is None
+    canvas._msg_callbacks(canvas, {"type": "initialized"}, [])  # as ipywidgets dispatches the message
+    assert len(sent) == 1, len(sent)
+    frame = Image.open(io.BytesIO(sent[0]))
+    assert frame.size == tuple(canvas.get_width_height(physical=True)), frame.size
+    assert len(set(frame.getdata())) > 2  # a drawn figure, not a blank one
+    assert "draw" not in messages, messages  # no round trip through the browser
+    e.controls["slope"].value = 1.02  # later updates go out as before
+    assert len(sent) == 2
+
+    # 2. No "initialized" at all (the message was lost): the timer sends the frame, with the size the
+    #    browser needs to show it, and keeps ipympl's data URL unset (it would be invalid).
+    f = InclinedLineExplorer()
+    canvas, sent, messages = watch(f)
+
+    async def wait_for_timer():
+        f._start_first_frame_retries()
+        await asyncio.sleep(RETRY + 0.8)
+
+    asyncio.run(wait_for_timer())
+    assert len(sent) == 1 and "resize" in messages, (len(sent), messages)
+    assert canvas.syncing_data_url and canvas._data_url is None
+    assert f._retry_timer is not None  # tries again later, until the front end answers
+    canvas._msg_callbacks(canvas, {"type": "initialized"}, [])
+    assert f._retry_timer is None and len(sent) == 2
+    f._retry_first_frame()  # a stray late tick after "initialized" sends nothing more
+    assert len(sent) == 2
+    f.close()
+    print("ok")
+    """
+)
+
+
+def test_ipympl_first_frame_does_not_wait_for_the_browser():
+    if importlib.util.find_spec("ipympl") is None:
+        pytest.skip("ipympl is not installed")
+    code = FIRST_FRAME_CODE.replace("RETRY", repr(FIRST_FRAME_RETRIES_S[0]))
+    env = {**os.environ, "MPLBACKEND": "module://ipympl.backend_nbagg"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")
+
+
+def test_display_shows_the_offline_note_before_the_explorer(monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.delenv("UDK_STATIC_EXPORT", raising=False)
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **kwargs: shown.extend(objects))
+    explorer = InclinedLineExplorer()
+    explorer._ipython_display_()
+    assert len(shown) == 2 and shown[1] is explorer.widget
+    assert shown[0].data == OFFLINE_NOTE and "run this cell" in OFFLINE_NOTE
+    style = [child for child in explorer.widget.children if "<style>" in getattr(child, "value", "")]
+    assert len(style) == 1 and style[0].layout.display == "none"
+    assert ".udk-explorer-offline { display: none; }" in style[0].value  # hidden while the explorer lives
+
+
+def test_png_output_states_the_image_size(monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    explorer = InclinedLineExplorer().set(slope=1.5)
+    output = explorer.view.outputs[0]
+    size = Image.open(io.BytesIO(base64.b64decode(output["data"]["image/png"]))).size
+    assert (output["metadata"]["image/png"]["width"], output["metadata"]["image/png"]["height"]) == size
