@@ -1,6 +1,6 @@
 # udk-notebooks developer tasks. Needs python3 (3.10+) and make; no desktop.
 #   make test [PYTEST_ARGS='-m "not slow"']   run the test suite in .venv
-#   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on a working copy of lessons/ in my-lessons/
+#   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888 LAB_BROWSER=auto|yes|no]  JupyterLab on my-lessons/, a copy of lessons/
 #   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
 #   make site                                 the lessons executed, as a static HTML site in build/site
 #   make assignments                          instructor/assignments/*.ipynb (masters) -> build/assignments/<name>/
@@ -17,10 +17,9 @@ PYTEST_ARGS ?=
 LAB_IP      ?= 127.0.0.1
 LAB_PORT    ?= 8888
 APP_PORT    ?= 8866
+LAB_BROWSER ?= auto
 WORKDIR     ?= my-lessons
 START       ?= 00_start_here.ipynb
-# jupyter refuses to start as root without --allow-root.
-LAB_ROOT    := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: venv test lab app site clean distclean
 
@@ -36,13 +35,15 @@ test: venv
 
 # Students work in a copy of the lessons outside version control (autosave never touches lessons/):
 # lessons missing from it are copied in, lessons already there are kept as they are.
+# udk_notebooks.lab opens the browser where there is a desktop (LAB_BROWSER=no|yes to force), ends with one
+# line holding the URL, reuses a server that already serves $(WORKDIR), and stops the server on Ctrl-C.
 lab: venv
-	$(PIP) install --quiet -e '.[lab]'
-	mkdir -p $(WORKDIR) $(VENV)/share/jupyter/lab/settings
-	for f in lessons/*.ipynb; do [ -e "$(WORKDIR)/$${f##*/}" ] || cp "$$f" $(WORKDIR)/; done
-	cp jupyter-settings/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
-	$(VENV)/bin/jupyter lab --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) $(LAB_ROOT) \
-		--ServerApp.root_dir=$(WORKDIR) --LabApp.default_url=/lab/tree/$(START)
+	@$(PIP) install --quiet -e '.[lab]'
+	@mkdir -p $(WORKDIR) $(VENV)/share/jupyter/lab/settings
+	@for f in lessons/*.ipynb; do [ -e "$(WORKDIR)/$${f##*/}" ] || cp "$$f" $(WORKDIR)/; done
+	@cp jupyter-settings/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@$(VPY) -m udk_notebooks.lab --root $(WORKDIR) --start $(START) --ip $(LAB_IP) --port $(LAB_PORT) \
+		--browser $(LAB_BROWSER) --log $(VENV)/jupyterlab.log
 
 app: venv
 	$(PIP) install --quiet -e '.[app]'
