@@ -1,7 +1,7 @@
 # udk-notebooks developer tasks. Needs python3 (3.10+) and make; no desktop.
 #   make test [PYTEST_ARGS='-m "not slow"']   run the test suite in .venv
 #   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888 LAB_BROWSER=auto|yes|no]  JupyterLab on my-lessons/, a copy of lessons/
-#   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
+#   make app  [APP_PORT=8866 APP_MAX_KERNELS=8 APP_CULL_IDLE=600]  the explorers as Voila web apps (a gallery)
 #   make site                                 the lessons executed, as a static HTML site in build/site
 #   make assignments                          instructor/assignments/*.ipynb (masters) -> build/assignments/<name>/
 #                                             {student,solutions,autograder}, each checked to discriminate
@@ -18,6 +18,8 @@ LAB_IP      ?= 127.0.0.1
 LAB_PORT    ?= 8888
 APP_PORT    ?= 8866
 LAB_BROWSER ?= auto
+APP_MAX_KERNELS ?= 8
+APP_CULL_IDLE ?= 600
 WORKDIR     ?= my-lessons
 START       ?= 00_start_here.ipynb
 
@@ -45,11 +47,11 @@ lab: venv
 	@$(VPY) -m udk_notebooks.lab --root $(WORKDIR) --start $(START) --ip $(LAB_IP) --port $(LAB_PORT) \
 		--browser $(LAB_BROWSER) --log $(VENV)/jupyterlab.log
 
+# Kernels of closed pages are culled after APP_CULL_IDLE s; at most APP_MAX_KERNELS run at once.
 app: venv
-	$(PIP) install --quiet -e '.[app]'
-	$(VPY) -m udk_notebooks.app build/app
-	@echo "== the gallery: http://$(LAB_IP):$(APP_PORT)/voila/render/00_gallery.ipynb"
-	$(VENV)/bin/voila build/app --no-browser --Voila.ip=$(LAB_IP) --port=$(APP_PORT)
+	@$(PIP) install --quiet -e '.[app]'
+	$(VPY) -m udk_notebooks.app build/app --serve --ip $(LAB_IP) --port $(APP_PORT) \
+		--max-kernels $(APP_MAX_KERNELS) --cull-idle-timeout $(APP_CULL_IDLE)
 
 site: venv
 	$(PIP) install --quiet -e '.[site]'
