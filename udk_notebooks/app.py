@@ -38,6 +38,32 @@ CULL_IDLE_TIMEOUT = 600
 """Seconds a kernel without an open page may sit idle before it is shut down."""
 
 
+# ipywidgets draws a slider's handle (role="slider") without a name and the Play widget's buttons as
+# icons only: screen readers announce "slider" and "button". This script, run in each app page, names
+# them after the slider's label and the button's icon, also for widgets drawn later.
+_ARIA_NAMES_JS = """
+<script>
+(function () {
+  const icons = {'fa-play': 'Play', 'fa-pause': 'Pause', 'fa-stop': 'Stop', 'fa-retweet': 'Repeat', 'fa-repeat': 'Repeat'};
+  function name(root) {
+    root.querySelectorAll('.widget-slider .noUi-handle:not([aria-label])').forEach(handle => {
+      const box = handle.closest('.widget-slider');
+      const label = box && box.querySelector('.widget-label');
+      handle.setAttribute('aria-label', (label && label.textContent.trim()) || 'value');
+    });
+    root.querySelectorAll('.widget-play button:not([aria-label])').forEach(button => {
+      const icon = button.querySelector('i');
+      const word = icon && Object.keys(icons).find(c => icon.classList.contains(c));
+      button.setAttribute('aria-label', word ? icons[word] : 'Animation control');
+    });
+  }
+  new MutationObserver(() => name(document)).observe(document.documentElement, {childList: true, subtree: true});
+  name(document);
+})();
+</script>
+"""
+
+
 def voila_arguments(*, max_kernels: int = MAX_KERNELS, cull_idle_timeout: int = CULL_IDLE_TIMEOUT,
                     cull_interval: int | None = None) -> list[str]:
     """Voila's command-line settings that keep the kernels of closed pages from piling up.
@@ -118,6 +144,8 @@ def app_notebooks(backend: str = "widget") -> dict[str, "object"]:
                     f"from udk_notebooks.widgets import {cls.__name__}\n"
                     f"{cls.__name__}()"
                 ),
+                # accessible names for the widgets (see _ARIA_NAMES_JS)
+                v4.new_code_cell(f"from IPython.display import HTML\nHTML({_ARIA_NAMES_JS!r})"),
             ],
             metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         )

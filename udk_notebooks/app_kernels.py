@@ -31,10 +31,7 @@ class CappedKernelManager(AsyncMappingKernelManager):
     async def start_kernel(self, *args, **kwargs):
         # kernel_id given: a restart of an existing kernel, not a new one
         if kwargs.get("kernel_id") is None and len(self.list_kernel_ids()) >= self.max_kernels:
-            raise web.HTTPError(
-                503,
-                f"all {self.max_kernels} explorer sessions of this server are in use; "
-                "close an explorer tab (its session ends when the tab closes) or try again in a few minutes",
-                reason=f"All {self.max_kernels} explorer sessions are in use",
-            )
+            message = (f"All {self.max_kernels} explorer sessions are in use: close an explorer tab "
+                       "(its session ends with it) or try again in a few minutes")
+            raise web.HTTPError(503, message, reason=message)
         return await super().start_kernel(*args, **kwargs)
