@@ -28,7 +28,7 @@ from a11y import axe_source, describe, serious_violations
 from udk_notebooks.app import GALLERY, voila_arguments, write_apps
 from udk_notebooks.widgets import EXPLORERS
 
-START_TIMEOUT = 60  # seconds until Voila answers
+START_TIMEOUT = 180  # seconds until Voila answers (a loaded machine is slow)
 PAGE_TIMEOUT_MS = 120_000  # page load until the first slider and figure show
 CHANGE_TIMEOUT_MS = 30_000
 # Pages in the browser: culling only after 2 minutes, since a kernel sits idle between Voila's
