@@ -53,6 +53,11 @@ MATHJAX_DIR = "mathjax"
 MATHJAX_URL = f"{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 """MathJax as the pages load it: relative to the page, the configuration the package ships."""
 
+# jupyter-server-mathjax ships the STIX-Web fonts only (not MathJax's default TeX web fonts): without
+# this, primes and braces end in "[Math Processing Error]". Read by MathJax.js when it loads.
+_MATHJAX_FONTS = ('<script>window.MathJax = {"HTML-CSS": {availableFonts: [], preferredFont: null, '
+                  'webFont: "STIX-Web", imageFont: null}};</script>')
+
 _NOT_YET = "Not yet:"  # how udk_notebooks.exercises' Feedback starts a verdict that is not "Correct."
 
 # The kernels of a static export run this first (see _static_kernel).
@@ -269,6 +274,7 @@ def _render(nb, nav: str, title: str) -> str:
                             extra_loaders=[jinja2.DictLoader({"udk-site.html.j2": _TEMPLATE})],
                             template_file="udk-site.html.j2")
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    body = re.sub(r"<head[^>]*>", lambda head: head.group(0) + _MATHJAX_FONTS, body, count=1)
     return _offline_animations(_insert_after_body(body.replace("</head>", _STYLE + "</head>", 1), nav))
 
 
@@ -363,7 +369,7 @@ def _markdown(text: str) -> str:
     return markdown2html_mistune(text)
 
 
-_INDEX_MATHJAX = f"""<script type="text/x-mathjax-config">
+_INDEX_MATHJAX = _MATHJAX_FONTS + f"""<script type="text/x-mathjax-config">
 MathJax.Hub.Config({{tex2jax: {{inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], processEscapes: true}},
                     messageStyle: 'none'}});
 </script>
