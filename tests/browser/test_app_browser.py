@@ -228,6 +228,9 @@ def test_kernels_beyond_the_cap_are_refused_with_a_clear_page(capped_voila):
     assert len(_kernels(pid)) == 2
 
 
+@pytest.mark.xfail(strict=True, reason="finding of 2026-11-26: in Voila the focused noUi handle of the first "
+                   "explorer's first slider ignores ArrowRight (aria-valuenow and readout stay 2.00 after 20 presses); "
+                   "not yet diagnosed: strict, so a fix shows up as XPASS")
 def test_slider_moves_with_the_keyboard(voila, page):
     url, _, _ = voila
     page.goto(f"{url}/voila/render/{sorted(EXPLORERS)[0]}.ipynb")
@@ -238,12 +241,20 @@ def test_slider_moves_with_the_keyboard(voila, page):
     handle.focus()
     assert page.evaluate("() => document.activeElement.classList.contains('noUi-handle')"), \
         "the slider handle cannot take the keyboard focus"
-    handle.press("ArrowRight")
+    readout = page.locator(".widget-slider").first.locator(".widget-readout")
+    shown = readout.inner_text()
+    # one step may be finer than the readout's digits (aria-valuenow is formatted like the readout):
+    # press until the shown value moves, as a keyboard user would
+    for _ in range(20):
+        page.keyboard.press("ArrowRight")  # to the focused element, as a keyboard user's key goes
+        time.sleep(0.2)
+        if handle.get_attribute("aria-valuenow") != before or readout.inner_text() != shown:
+            break
     deadline = time.monotonic() + CHANGE_TIMEOUT_MS / 1000
     while handle.get_attribute("aria-valuenow") == before and time.monotonic() < deadline:
         time.sleep(0.1)
     after = handle.get_attribute("aria-valuenow")
-    assert float(after) > float(before), f"ArrowRight left the slider at {after} (was {before})"
+    assert float(after) > float(before), f"ArrowRight left the slider at {after} (was {before}; readout {shown!r})"
 
 
 @pytest.mark.parametrize("name", [GALLERY, f"{sorted(EXPLORERS)[0]}.ipynb"])
