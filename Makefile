@@ -2,8 +2,8 @@
 #   make test [PYTEST_ARGS='-m "not slow"'] [PYTEST_WORKERS=logical]
 #                                             run the test suite in .venv, one worker per CPU (pytest-xdist;
 #                                             PYTEST_WORKERS=0 runs it in one process)
-#   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888]  JupyterLab on a working copy of lessons/ in my-lessons/
-#   make app  [APP_PORT=8866]                 the explorers as Voila web apps (a gallery page)
+#   make lab  [LAB_IP=0.0.0.0 LAB_PORT=8888 LAB_BROWSER=auto|yes|no]  JupyterLab on my-lessons/, a copy of lessons/
+#   make app  [APP_PORT=8866 APP_MAX_KERNELS=8 APP_CULL_IDLE=600]  the explorers as Voila web apps (a gallery)
 #   make site                                 the lessons executed, as a static HTML site in build/site
 #   make assignments                          instructor/assignments/*.ipynb (masters) -> build/assignments/<name>/
 #                                             {student,solutions,autograder}, each checked to discriminate
@@ -20,10 +20,11 @@ PYTEST_WORKERS ?= logical
 LAB_IP      ?= 127.0.0.1
 LAB_PORT    ?= 8888
 APP_PORT    ?= 8866
+LAB_BROWSER ?= auto
+APP_MAX_KERNELS ?= 8
+APP_CULL_IDLE ?= 600
 WORKDIR     ?= my-lessons
 START       ?= 00_start_here.ipynb
-# jupyter refuses to start as root without --allow-root.
-LAB_ROOT    := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: venv test lab app site clean distclean
 
@@ -41,19 +42,21 @@ test: venv
 
 # Students work in a copy of the lessons outside version control (autosave never touches lessons/):
 # lessons missing from it are copied in, lessons already there are kept as they are.
+# udk_notebooks.lab opens the browser where there is a desktop (LAB_BROWSER=no|yes to force), ends with one
+# line holding the URL, reuses a server that already serves $(WORKDIR), and stops the server on Ctrl-C.
 lab: venv
-	$(PIP) install --quiet -e '.[lab]'
-	mkdir -p $(WORKDIR) $(VENV)/share/jupyter/lab/settings
-	for f in lessons/*.ipynb; do [ -e "$(WORKDIR)/$${f##*/}" ] || cp "$$f" $(WORKDIR)/; done
-	cp jupyter-settings/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
-	$(VENV)/bin/jupyter lab --no-browser --ip=$(LAB_IP) --port=$(LAB_PORT) $(LAB_ROOT) \
-		--ServerApp.root_dir=$(WORKDIR) --LabApp.default_url=/lab/tree/$(START)
+	@$(PIP) install --quiet -e '.[lab]'
+	@mkdir -p $(WORKDIR) $(VENV)/share/jupyter/lab/settings
+	@for f in lessons/*.ipynb; do [ -e "$(WORKDIR)/$${f##*/}" ] || cp "$$f" $(WORKDIR)/; done
+	@cp jupyter-settings/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@$(VPY) -m udk_notebooks.lab --root $(WORKDIR) --start $(START) --ip $(LAB_IP) --port $(LAB_PORT) \
+		--browser $(LAB_BROWSER) --log $(VENV)/jupyterlab.log
 
+# Kernels of closed pages are culled after APP_CULL_IDLE s; at most APP_MAX_KERNELS run at once.
 app: venv
-	$(PIP) install --quiet -e '.[app]'
-	$(VPY) -m udk_notebooks.app build/app
-	@echo "== the gallery: http://$(LAB_IP):$(APP_PORT)/voila/render/00_gallery.ipynb"
-	$(VENV)/bin/voila build/app --no-browser --Voila.ip=$(LAB_IP) --port=$(APP_PORT)
+	@$(PIP) install --quiet -e '.[app]'
+	$(VPY) -m udk_notebooks.app build/app --serve --ip $(LAB_IP) --port $(APP_PORT) \
+		--max-kernels $(APP_MAX_KERNELS) --cull-idle-timeout $(APP_CULL_IDLE)
 
 site: venv
 	$(PIP) install --quiet -e '.[site]'

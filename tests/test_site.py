@@ -86,3 +86,77 @@ def test_links_to_other_lessons_point_at_their_pages():
 
     page = '<a href="01_a.ipynb">a</a> <a href="./01_a.ipynb#eq-7">b</a> <a href="x.ipynb">c</a>'
     assert _link_pages(page, {"01_a.ipynb"}) == '<a href="01_a.html">a</a> <a href="01_a.html#eq-7">b</a> <a href="x.ipynb">c</a>'
+
+
+# -- offline pages, exercises as questions, alt text (no lesson executed) ---------------------------------
+
+def test_animation_buttons_need_no_icon_font():
+    from udk_notebooks.site import _offline_animations
+
+    page = ('<link href="https://maxcdn.bootstrapcdn.com/font-awesome/4.4.0/css/font-awesome.min.css" rel="stylesheet"/>'
+            '<img alt="No description has been provided for this image" id="_anim_img1a"/>'
+            '<input class="anim-slider" id="_anim_slider1a" type="range"/>'
+            '<button title="Play"><i class="fa fa-play"></i></button>'
+            '<button title="Play backwards"><i class="fa fa-play fa-flip-horizontal"></i></button>')
+    out = _offline_animations(page)
+    assert "font-awesome" not in out and 'class="fa' not in out
+    assert '<span aria-hidden="true">\u25b6</span>' in out and '<span aria-hidden="true">\u25c0</span>' in out
+    assert 'alt="Animation of the motion' in out and "No description" not in out
+    assert 'id="_anim_slider1a" aria-label="Animation frame"' in out
+
+
+def test_unanswered_exercise_shows_as_a_question():
+    import nbformat.v4 as v4
+
+    from udk_notebooks.exercises._feedback import Feedback
+    from udk_notebooks.site import _exercises_as_questions
+
+    verdict = Feedback(False, "replace the None placeholder(s) with your answer and run the cell again.")
+    correct = Feedback(True, "the acceleration is -g sin(alpha).")
+    cell = v4.new_code_cell("check_1(None)", outputs=[
+        v4.new_output("execute_result", data={"text/plain": verdict.text, "text/html": verdict._repr_html_()},
+                      execution_count=1),
+        v4.new_output("execute_result", data={"text/plain": correct.text}, execution_count=1),
+    ])
+    nb = v4.new_notebook(cells=[cell], metadata={"widgets": {"state": {}}})
+    shown = _exercises_as_questions(nb, "https://mybinder.org/x")
+    texts = [output["data"].get("text/html", output["data"]["text/plain"]) for output in shown.cells[0].outputs]
+    assert "Not yet" not in texts[0] and "Exercise." in texts[0] and 'href="https://mybinder.org/x"' in texts[0]
+    assert texts[1].startswith("Correct."), "a worked answer keeps its verdict"
+    assert "widgets" not in shown.metadata
+
+
+def test_figure_alt_text_names_titles_axes_and_curves():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from udk_notebooks._alt_text import figure_alt_text
+
+    fig = Figure()
+    fig.suptitle("Pendulum")
+    left, right = fig.subplots(1, 2)
+    left.plot([0, 1], [0, 1], label=r"$\theta$ (rad)")
+    left.set(title="angle", xlabel="t (s)", ylabel=r"$\theta$")
+    left.legend()
+    right.plot([0, 1], [1, 0])
+    right.set(title="energy", xlabel="t (s)", ylabel="E (J)")
+    assert figure_alt_text(fig) == ("Figure: Pendulum. 2 panels: angle, theta against t (s) (curves: theta (rad)); "
+                                    "energy, E (J) against t (s).")
+    with pytest.raises(TypeError, match="figure"):
+        figure_alt_text("not a figure")
+
+
+def test_mathjax_is_copied_and_the_index_renders_markdown_and_math(tmp_path: Path, lessons_dir: Path):
+    from udk_notebooks.site import MATHJAX_URL, Lesson, _index_page, copy_mathjax
+
+    target = copy_mathjax(tmp_path)
+    assert (target / "MathJax.js").is_file()
+    config = MATHJAX_URL.split("config=")[1].split(",")[0]
+    assert (target / "config" / f"{config}.js").is_file(), "the configuration the pages ask for is not shipped"
+    lesson = Lesson(lessons_dir / "x.ipynb", "x.html", "X", r"The **explicit** equation $A\ddot q = b$, `code`.")
+    page = _index_page([lesson], "o/n")
+    assert f'<script src="{MATHJAX_URL}">' in page
+    assert "<strong>explicit</strong>" in page and "<code>code</code>" in page and "**" not in page
+    assert r"$A\ddot q = b$" in page, "the formula is left for MathJax, unescaped"

@@ -10,19 +10,95 @@ this) renders each as a page with the code cells hidden and the widgets live::
 
 The pages are generated from the registry, so an explorer added to
 :mod:`udk_notebooks.widgets` appears in the gallery without further work.
+
+Served with ``--serve`` (what ``make app`` runs), Voila gets the settings of
+:func:`voila_arguments`: a page's kernel that lost its tab is culled after
+``cull_idle_timeout`` seconds, and at most ``max_kernels`` kernels run at once
+(:class:`udk_notebooks.app_kernels.CappedKernelManager`).
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import sys
 from pathlib import Path
 
-__all__ = ["GALLERY", "app_notebooks", "write_apps"]
+__all__ = ["GALLERY", "MAX_KERNELS", "CULL_IDLE_TIMEOUT", "app_notebooks", "voila_arguments", "write_apps"]
 
 GALLERY = "00_gallery.ipynb"
 """File name of the gallery page (sorted first in Voila's file listing)."""
+
+
+MAX_KERNELS = 8
+"""Most Voila kernels at once by default (16 explorer kernels took 2.9 GB)."""
+
+CULL_IDLE_TIMEOUT = 600
+"""Seconds a kernel without an open page may sit idle before it is shut down."""
+
+
+# ipywidgets draws a slider's handle (role="slider") without a name and the Play widget's buttons as
+# icons only: screen readers announce "slider" and "button". This script, run in each app page, names
+# them after the slider's label and the button's icon, also for widgets drawn later.
+_ARIA_NAMES_JS = """
+<script>
+(function () {
+  const icons = {'fa-play': 'Play', 'fa-pause': 'Pause', 'fa-stop': 'Stop', 'fa-retweet': 'Repeat', 'fa-repeat': 'Repeat'};
+  function name(root) {
+    root.querySelectorAll('.widget-slider .noUi-handle:not([aria-label])').forEach(handle => {
+      const box = handle.closest('.widget-slider');
+      const label = box && box.querySelector('.widget-label');
+      handle.setAttribute('aria-label', (label && label.textContent.trim()) || 'value');
+    });
+    root.querySelectorAll('.widget-play button:not([aria-label])').forEach(button => {
+      const icon = button.querySelector('i');
+      const word = icon && Object.keys(icons).find(c => icon.classList.contains(c));
+      button.setAttribute('aria-label', word ? icons[word] : 'Animation control');
+    });
+  }
+  new MutationObserver(() => name(document)).observe(document.documentElement, {childList: true, subtree: true});
+  name(document);
+})();
+</script>
+"""
+
+
+def voila_arguments(*, max_kernels: int = MAX_KERNELS, cull_idle_timeout: int = CULL_IDLE_TIMEOUT,
+                    cull_interval: int | None = None) -> list[str]:
+    """Voila's command-line settings that keep the kernels of closed pages from piling up.
+
+    Parameters
+    ----------
+    max_kernels : int, optional
+        Most kernels alive at once; a page asked for beyond them gets an HTTP 503 page.
+    cull_idle_timeout : int, optional
+        Seconds of idleness after which a kernel with no page connected is shut down
+        (jupyter-server's culler; ``cull_connected`` stays False, so an idle page left
+        open on a lecture screen keeps its kernel).
+    cull_interval : int, optional
+        Seconds between the culler's checks (default: a tenth of the timeout, 1 to 60).
+
+    Returns
+    -------
+    list of str
+        Arguments for ``voila``.
+    """
+    for name, value in (("max_kernels", max_kernels), ("cull_idle_timeout", cull_idle_timeout)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{name}` must be a whole number of at least 1; got {value!r}")
+    if cull_interval is None:
+        cull_interval = min(60, max(1, cull_idle_timeout // 10))
+    if isinstance(cull_interval, bool) or not isinstance(cull_interval, int) or cull_interval < 1:
+        raise ValueError(f"`cull_interval` must be a whole number of at least 1; got {cull_interval!r}")
+    return [
+        "--VoilaConfiguration.multi_kernel_manager_class=udk_notebooks.app_kernels.CappedKernelManager",
+        f"--CappedKernelManager.max_kernels={max_kernels}",
+        f"--MappingKernelManager.cull_idle_timeout={cull_idle_timeout}",
+        f"--MappingKernelManager.cull_interval={cull_interval}",
+        "--MappingKernelManager.cull_connected=False",
+        "--MappingKernelManager.cull_busy=False",
+    ]
 
 
 def _summary(cls: type) -> str:
@@ -68,6 +144,8 @@ def app_notebooks(backend: str = "widget") -> dict[str, "object"]:
                     f"from udk_notebooks.widgets import {cls.__name__}\n"
                     f"{cls.__name__}()"
                 ),
+                # accessible names for the widgets (see _ARIA_NAMES_JS)
+                v4.new_code_cell(f"from IPython.display import HTML\nHTML({_ARIA_NAMES_JS!r})"),
             ],
             metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         )
@@ -108,10 +186,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", help="folder to write the notebooks into (served with `voila OUT`)")
     parser.add_argument("--backend", choices=("widget", "inline"), default="widget",
                         help="ipympl canvas (widget, default) or PNG images (inline)")
+    parser.add_argument("--serve", action="store_true", help="then serve them with Voila (what make app does)")
+    parser.add_argument("--ip", default="127.0.0.1", help="address Voila listens on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8866, help="Voila's port (default: 8866)")
+    parser.add_argument("--max-kernels", type=int, default=MAX_KERNELS,
+                        help=f"most explorer kernels at once (default: {MAX_KERNELS})")
+    parser.add_argument("--cull-idle-timeout", type=int, default=CULL_IDLE_TIMEOUT,
+                        help=f"seconds before a kernel whose page was closed is shut down (default: {CULL_IDLE_TIMEOUT})")
     args = parser.parse_args(argv)
-    for path in write_apps(args.out, args.backend):
-        print(path)
-    return 0
+    written = write_apps(args.out, args.backend)
+    if not args.serve:
+        for path in written:
+            print(path)
+        return 0
+    try:
+        settings = voila_arguments(max_kernels=args.max_kernels, cull_idle_timeout=args.cull_idle_timeout)
+    except ValueError as error:
+        parser.error(str(error).replace("`max_kernels`", "--max-kernels").replace("`cull_idle_timeout`",
+                                                                                  "--cull-idle-timeout"))
+    print(f"== the gallery: http://{args.ip}:{args.port}/voila/render/{GALLERY}   (Ctrl-C stops Voila)", flush=True)
+    cmd = [sys.executable, "-m", "voila", str(args.out), "--no-browser", f"--Voila.ip={args.ip}",
+           f"--port={args.port}", "--Voila.port_retries=0", *settings]
+    os.execv(sys.executable, cmd)  # Voila takes this process over: Ctrl-C reaches it directly
+    return 0  # not reached
 
 
 if __name__ == "__main__":

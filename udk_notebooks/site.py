@@ -11,23 +11,33 @@ While the site is built the kernels run with ``UDK_STATIC_EXPORT=1`` and
 ``%matplotlib widget`` is read as ``%matplotlib inline``: a page has no kernel to
 drive sliders, so explorers show their figure and an animation of their motion
 that plays in the page (:func:`udk_notebooks.animate`, JavaScript frames), and
-every other figure is an embedded PNG.
+every other figure is an embedded PNG with alternative text read from its titles and
+axis labels (:mod:`udk_notebooks._alt_text`).
+
+The site works offline: MathJax 2.7 is copied in from the ``jupyter-server-mathjax``
+package (a PyPI package, so ``pip install 'udk-notebooks[site]'`` brings it; no npm
+needed), require.js and mermaid are left out (nothing on the pages uses them), and the
+animations' Font Awesome icons become text symbols. An exercise shows as its question:
+the checker's "Not yet" verdict for the unanswered placeholder is replaced by a note
+that points to the live lesson.
 """
 
 from __future__ import annotations
 
 import argparse
 import html
+import importlib.util
 import os
 import re
+import shutil
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-__all__ = ["BINDER_REPO", "STATIC_EXPORT_ENV", "Lesson", "build_site", "execute_lesson", "execute_lessons",
-           "lesson_info"]
+__all__ = ["BINDER_REPO", "MATHJAX_URL", "STATIC_EXPORT_ENV", "Lesson", "build_site", "copy_mathjax", "execute_lesson",
+           "execute_lessons", "lesson_info"]
 
 BINDER_REPO = "udk-notebooks/udk-notebooks"
 """GitHub ``owner/name`` whose Binder launches the live lessons."""
@@ -37,6 +47,50 @@ STATIC_EXPORT_ENV = "UDK_STATIC_EXPORT"
 
 CELL_TIMEOUT = 600  # seconds per cell
 
+MATHJAX_DIR = "mathjax"
+"""Folder of the site that holds MathJax (copied from the ``jupyter-server-mathjax`` package)."""
+
+MATHJAX_URL = f"{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+"""MathJax as the pages load it: relative to the page, the configuration the package ships."""
+
+# jupyter-server-mathjax ships the STIX-Web fonts only (not MathJax's default TeX web fonts): without
+# this, primes and braces end in "[Math Processing Error]". Read by MathJax.js when it loads.
+_MATHJAX_FONTS = ('<script>window.MathJax = {"HTML-CSS": {availableFonts: [], preferredFont: null, '
+                  'webFont: "STIX-Web", imageFont: null}};</script>')
+
+_NOT_YET = "Not yet:"  # how udk_notebooks.exercises' Feedback starts a verdict that is not "Correct."
+
+# The kernels of a static export run this first (see _static_kernel).
+_KERNEL_START = "from udk_notebooks.site import _static_kernel; _static_kernel()"
+
+# nbconvert's "lab" page, with the figures' alt text and without the scripts that come from CDNs
+# and that nothing on these pages uses (require.js, mermaid).
+_TEMPLATE = r"""
+{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{% block data_png scoped %}
+<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
+<img src="data:image/png;base64,{{ output.data['image/png'] | escape_html }}"
+ alt="{{ ((output | get_metadata('alt', 'image/png')) or 'Figure (no description was recorded)') | escape_html }}">
+</div>
+{% endblock data_png %}
+"""
+
+# matplotlib's to_jshtml buttons draw Font Awesome 4 icons from a CDN; offline they are blank.
+# Text symbols need no font download (each button keeps its aria-label and title).
+_ICONS = {
+    "fa-minus": "\u2212",
+    "fa-fast-backward": "|\u25c0\u25c0",
+    "fa-step-backward": "|\u25c0",
+    "fa-play fa-flip-horizontal": "\u25c0",
+    "fa-pause": "\u2016",
+    "fa-play": "\u25b6",
+    "fa-step-forward": "\u25b6|",
+    "fa-fast-forward": "\u25b6\u25b6|",
+    "fa-plus": "+",
+}
+
 _STYLE = """
 <style>
 .udk-nav { position: sticky; top: 0; z-index: 10; display: flex; flex-wrap: wrap; gap: 1.2em;
@@ -45,6 +99,18 @@ _STYLE = """
 .udk-nav a { color: #0060a8; text-decoration: none; }
 .udk-nav a:hover { text-decoration: underline; }
 .udk-nav .udk-live { margin-left: auto; font-weight: 600; }
+.anim-buttons button { min-width: 2.6em; font: 15px/1.2 system-ui, sans-serif; }
+.udk-exercise { border-left: 6px solid #0060a8; padding: 0.4em 0.8em; margin: 0.3em 0; background: #eef4fa; }
+/* WCAG AA contrast (4.5:1) for what JupyterLab's light theme draws paler: prompts and some code colours;
+   links inside prose are underlined, not told apart by colour alone */
+.jp-InputPrompt, .jp-OutputPrompt { color: #595959 !important; opacity: 1 !important; }
+:root { --jp-mirror-editor-number-color: #006400; --jp-mirror-editor-keyword-color: #006b00;
+  --jp-mirror-editor-builtin-color: #006b00; --jp-mirror-editor-comment-color: #35605f;
+  --jp-mirror-editor-operator-color: #7a1fbf; --jp-mirror-editor-meta-color: #7a1fbf;
+  --jp-mirror-editor-attribute-color: #6a5f00; --jp-mirror-editor-string-2-color: #8a4400;
+  --jp-mirror-editor-qualifier-color: #3d6e00; --jp-mirror-editor-bracket-color: #606050;
+  --jp-mirror-editor-error-color: #c00000; --jp-mirror-editor-tag-color: #006b00; }
+.jp-RenderedHTMLCommon a, .udk-exercise a { text-decoration: underline !important; }
 </style>
 """
 
@@ -86,13 +152,6 @@ def lesson_info(notebook: str | Path) -> Lesson:
     return Lesson(notebook, notebook.stem + ".html", title, summary)
 
 
-def _markdown_inline(text: str) -> str:
-    """Escape text for HTML, keeping `code` and **bold** of a one-line markdown summary."""
-    text = html.escape(text)
-    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", text)
-
-
 def _binder_url(repo: str, notebook: Path) -> str:
     path = quote(f"lessons/{notebook.name}", safe="")
     return f"https://mybinder.org/v2/gh/{repo}/HEAD?labpath={path}"
@@ -108,6 +167,32 @@ def _nav(lessons: list[Lesson], index: int | None, repo: str) -> str:
         links.append(f'<a class="udk-live" href="{_binder_url(repo, lessons[index].notebook)}">'
                      "Open live on Binder</a>")
     return f'<nav class="udk-nav">{" ".join(links)}</nav>'
+
+
+def _static_kernel() -> None:
+    """Set up a static export's kernel: inline figures with alt text, ``%matplotlib widget`` read as inline.
+
+    Runs in the kernel at start (``IPKernelApp.exec_lines``). The magic is wrapped
+    in the kernel as well as rewritten in the cells' source, so a lesson that
+    switches backends from code (``run_line_magic("matplotlib", "widget")``) gets
+    inline PNG figures too, not widget canvases a page without a kernel cannot draw.
+    """
+    from IPython import get_ipython
+
+    from ._alt_text import install_figure_alt_text
+
+    install_figure_alt_text()
+    shell = get_ipython()
+    if shell is None:
+        return
+    original = shell.run_line_magic
+
+    def run_line_magic(magic_name, line, _stack_depth=1):
+        if magic_name == "matplotlib":
+            line = re.sub(r"^\s*(widget|ipympl)\b", "inline", line)
+        return original(magic_name, line, _stack_depth + 1)  # one frame more: this wrapper's
+
+    shell.run_line_magic = run_line_magic
 
 
 def execute_lesson(notebook: str | Path, *, static: bool = True, timeout: int = CELL_TIMEOUT):
@@ -140,10 +225,12 @@ def execute_lesson(notebook: str | Path, *, static: bool = True, timeout: int = 
             if cell.cell_type == "code":
                 cell.source = re.sub(r"^%matplotlib\s+(widget|ipympl)\b", "%matplotlib inline", cell.source, flags=re.M)
         env[STATIC_EXPORT_ENV] = "1"
+        extra = [f"--IPKernelApp.exec_lines={_KERNEL_START}"]
     else:
         env.pop(STATIC_EXPORT_ENV, None)
+        extra = []
     # The environment goes to this kernel alone, so lessons can run side by side in threads.
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=extra,
                    resources={"metadata": {"path": str(notebook.parent)}}).execute(env=env)
     return nb
 
@@ -180,11 +267,83 @@ def execute_lessons(notebooks, *, static: bool = True, timeout: int = CELL_TIMEO
 
 
 def _render(nb, nav: str, title: str) -> str:
+    import jinja2
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(template_name="lab")
+    exporter = HTMLExporter(template_name="lab", mathjax_url=MATHJAX_URL,
+                            extra_loaders=[jinja2.DictLoader({"udk-site.html.j2": _TEMPLATE})],
+                            template_file="udk-site.html.j2")
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    return _insert_after_body(body.replace("</head>", _STYLE + "</head>", 1), nav)
+    body = re.sub(r"<head[^>]*>", lambda head: head.group(0) + _MATHJAX_FONTS, body, count=1)
+    return _offline_animations(_insert_after_body(body.replace("</head>", _STYLE + "</head>", 1), nav))
+
+
+def _offline_animations(page: str) -> str:
+    """matplotlib animations without the Font Awesome CDN: text symbols, a frame alt text, a labelled slider."""
+    # nbconvert has re-serialized the page (BeautifulSoup): attributes may come in any order
+    page = re.sub(r'<link[^>]*font-awesome[^>]*>', "", page)
+
+    def icon(match):
+        return f'<span aria-hidden="true">{_ICONS.get(match.group(1).strip(), "?")}</span>'
+
+    page = re.sub(r'<i class="fa ((?:fa-[\w-]+ ?)+)"></i>', icon, page)
+    page = re.sub(r'<img[^>]*id="(_anim_img\w+)"[^>]*>',
+                  r'<img id="\1" alt="Animation of the motion in the figure above; the buttons below play it"/>', page)
+    return re.sub(r'(<input[^>]*id="_anim_slider\w+")', r'\1 aria-label="Animation frame"', page)
+
+
+def _exercises_as_questions(nb, live_url: str):
+    """The site's copy of an executed lesson with each unanswered exercise shown as its question.
+
+    A check run on the ``None`` placeholder answers "Not yet: replace the None
+    placeholder(s) ...": on a page without a kernel that verdict can never change,
+    so it gives way to a note that sends the reader to the live lesson. Widget
+    state is dropped too (the page has no kernel to drive widgets).
+    """
+    note = ('<div class="udk-exercise" role="note"><strong>Exercise.</strong> Write your answer in the cell above '
+            f'in the <a href="{html.escape(live_url)}">live lesson on Binder</a> and run it to have it checked.</div>')
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        outputs = []
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/plain", "") if "data" in output else ""
+            text = "".join(text) if isinstance(text, list) else text
+            if text.startswith(_NOT_YET):
+                import nbformat.v4 as v4
+
+                output = v4.new_output("display_data", data={
+                    "text/html": note, "text/plain": "Exercise: answer it in the live lesson."})
+            outputs.append(output)
+        if "outputs" in cell:
+            cell.outputs = outputs
+    return nb
+
+
+def copy_mathjax(out: str | Path) -> Path:
+    """Copy MathJax 2.7 (from the ``jupyter-server-mathjax`` package) into ``out/mathjax``.
+
+    Parameters
+    ----------
+    out : str or Path
+        The site folder.
+
+    Returns
+    -------
+    Path
+        The folder written.
+    """
+    spec = importlib.util.find_spec("jupyter_server_mathjax")  # found, not imported: only its files are needed
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the site ships MathJax from the package jupyter-server-mathjax: "
+                                  "pip install 'udk-notebooks[site]' (or make site)")
+    static = Path(next(iter(spec.submodule_search_locations))) / "static"
+    if not (static / "MathJax.js").is_file():
+        raise FileNotFoundError(f"jupyter-server-mathjax has no MathJax.js in {static}; reinstall it")
+    target = Path(out) / MATHJAX_DIR
+    shutil.copytree(static, target, dirs_exist_ok=True)
+    return target
 
 
 def _link_pages(page: str, names: set[str]) -> str:
@@ -203,18 +362,32 @@ def _insert_after_body(page: str, fragment: str) -> str:
     return page[: match.end()] + fragment + page[match.end():]
 
 
+def _markdown(text: str) -> str:
+    """Markdown to HTML as nbconvert renders a markdown cell: ``$...$`` is left for MathJax."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    return markdown2html_mistune(text)
+
+
+_INDEX_MATHJAX = _MATHJAX_FONTS + f"""<script type="text/x-mathjax-config">
+MathJax.Hub.Config({{tex2jax: {{inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], processEscapes: true}},
+                    messageStyle: 'none'}});
+</script>
+<script src="{MATHJAX_URL}"></script>"""
+
+
 def _index_page(lessons: list[Lesson], repo: str) -> str:
     rows = "\n".join(
         f'<li><a href="{lesson.page}">{html.escape(lesson.title)}</a>'
-        f'<p>{_markdown_inline(lesson.summary)}</p></li>'
+        f'<div class="udk-summary">{_markdown(lesson.summary)}</div></li>'
         for lesson in lessons
     )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>udk-notebooks: lessons</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">{_STYLE}
+<meta name="viewport" content="width=device-width, initial-scale=1">{_STYLE}{_INDEX_MATHJAX}
 <style>body {{ margin: 0; font: 16px/1.5 system-ui, sans-serif; }} main {{ max-width: 52em; margin: 1em auto;
-padding: 0 1em; }} li {{ margin-bottom: 0.8em; }} li p {{ margin: 0.2em 0; color: #333; }}</style></head>
-<body>{_nav(lessons, None, repo)}<main>
+padding: 0 1em; }} li {{ margin-bottom: 0.8em; }} .udk-summary p {{ margin: 0.2em 0; color: #333; }}</style></head>
+<body>{_nav(lessons, None, repo)}<main class="udk-index">
 <h1>Constrained mechanics through the Udwadia-Kalaba equation</h1>
 <p>The lessons of udk-notebooks, executed, with their figures and animations. Each page links to the
 same lesson live on Binder, where the explorers' sliders and the exercises work.</p>
@@ -265,6 +438,7 @@ def build_site(
         raise NotADirectoryError(f"`out` must be a folder; {out} is a file")
     out.mkdir(parents=True, exist_ok=True)
     lessons = [lesson_info(path) for path in notebooks]
+    copy_mathjax(out)
     written = [out / "index.html"]
     written[0].write_text(_index_page(lessons, binder_repo), encoding="utf-8")
     executed = execute_lessons([lesson.notebook for lesson in lessons], timeout=timeout, workers=workers, log=log)
@@ -274,7 +448,8 @@ def build_site(
         raise RuntimeError(f"{len(failed)} lesson(s) failed to execute ({', '.join(failed)}); {name}: {error}") from error
     for index, lesson in enumerate(lessons):
         page = out / lesson.page
-        html_page = _render(executed[lesson.notebook], _nav(lessons, index, binder_repo), lesson.title)
+        shown = _exercises_as_questions(executed[lesson.notebook], _binder_url(binder_repo, lesson.notebook))
+        html_page = _render(shown, _nav(lessons, index, binder_repo), lesson.title)
         page.write_text(_link_pages(html_page, {path.name for path in notebooks}), encoding="utf-8")
         written.append(page)
         log(f"wrote {page}")

@@ -496,7 +496,10 @@ class Explorer:
         if os.environ.get("UDK_STATIC_EXPORT") == "1":
             # A static page has no kernel to drive the sliders: show the figure and, where the
             # explorer has one, an animation that plays in the page.
-            display(Image(self._static_png()))
+            from .._alt_text import figure_alt_text
+
+            # the alt text is the page's description of the figure for a screen reader
+            display(Image(self._static_png(), metadata={"alt": figure_alt_text(self._figure)}))
             animation = self.animation() if self._result is not None else None
             if animation is not None:
                 display(HTML(animation.to_jshtml()))
