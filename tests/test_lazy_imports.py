@@ -52,3 +52,16 @@ def test_importing_the_widgets_package_loads_no_heavy_library():
     code = f"import sys, udk_notebooks.widgets; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_every_example_module_resolves():
+    import types
+
+    from udk_notebooks import examples
+
+    for name in examples.__all__:
+        value = getattr(examples, name)
+        assert name in dir(examples), name
+        if name != "Parameter":
+            assert isinstance(value, types.ModuleType) and value.__name__ == f"udk_notebooks.examples.{name}"
+            assert callable(value.model) or hasattr(value, "PARAMETERS"), name
