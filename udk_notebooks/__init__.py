@@ -6,39 +6,46 @@ derives ``M, Q, A, b, C`` from energies and constraints, constraint
 stabilization, simulation, and a catalogue of worked examples.
 """
 
-from .compiled import CompiledModel
-from .core import (
-    CONSISTENCY_RTOL,
-    RANK_RTOL,
-    Motion,
-    lagrange_multipliers,
-    udwadia_kalaba,
-    virtual_displacements,
-)
-from .drawing import Mechanism, MechanismAnimation, animate, draw_mechanism
-from .widgets.explore import explore
-from .errors import (
-    ConstraintViolationError,
-    InconsistentConstraintsError,
-    NonUniqueAccelerationError,
-    PainleveParadoxError,
-    SimulationError,
-    SingularConfigurationError,
-    UnstableGainError,
-)
-from .contacts import Contact, Curve, Plane, Surface
-from .model import CoulombFriction, Model
-from .simulation import ContactEvent, Trajectory, project_initial_state, simulate
-from .singular import SINGULAR_RTOL, SingularConfiguration, SingularConfigurationWarning
-from .stabilization import (
-    Baumgarte,
-    GainMatrix,
-    StabilityReport,
-    amplification_matrix,
-    check_gain,
-    stability,
-    stable_gain_interval,
-)
+import importlib
+import importlib.util
+from typing import Any
+
+# Each public name and the submodule that defines it. The submodules are imported on first use
+# (PEP 562 module ``__getattr__``), so ``import udk_notebooks`` and ``import udk_notebooks.widgets``
+# do not pay for sympy, scipy and matplotlib until a name that needs them is used.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("CONSISTENCY_RTOL", "RANK_RTOL", "Motion", "lagrange_multipliers", "udwadia_kalaba",
+                     "virtual_displacements"), "core"),
+    "CompiledModel": "compiled",
+    **dict.fromkeys(("Mechanism", "MechanismAnimation", "animate", "draw_mechanism"), "drawing"),
+    **dict.fromkeys(("ConstraintViolationError", "InconsistentConstraintsError", "NonUniqueAccelerationError",
+                     "PainleveParadoxError", "SimulationError", "SingularConfigurationError",
+                     "UnstableGainError"), "errors"),
+    **dict.fromkeys(("Contact", "Curve", "Plane", "Surface"), "contacts"),
+    **dict.fromkeys(("CoulombFriction", "Model"), "model"),
+    **dict.fromkeys(("ContactEvent", "Trajectory", "project_initial_state", "simulate"), "simulation"),
+    **dict.fromkeys(("SINGULAR_RTOL", "SingularConfiguration", "SingularConfigurationWarning"), "singular"),
+    **dict.fromkeys(("Baumgarte", "GainMatrix", "StabilityReport", "amplification_matrix", "check_gain", "stability",
+                     "stable_gain_interval"), "stabilization"),
+    "explore": "widgets.explore",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's submodule on first use (PEP 562); submodules by name too (``udk.simulation``)."""
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names with the module's own attributes, for ``dir()`` and tab completion."""
+    return sorted({*globals(), *__all__})
+
 
 __version__ = "0.1.0"
 

@@ -27,10 +27,9 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
-from matplotlib.animation import FuncAnimation, PillowWriter, writers
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -38,6 +37,9 @@ from matplotlib.patches import Circle, FancyArrowPatch, Polygon
 
 from .plotting import FORCE_STYLES, OKABE_ITO
 from .simulation import Trajectory
+
+if TYPE_CHECKING:  # matplotlib.animation is imported when an animation is made, not with the explorers
+    from matplotlib.animation import FuncAnimation
 
 __all__ = [
     "Block",
@@ -602,12 +604,16 @@ class MechanismAnimation:
 
     def save_gif(self, path: str | os.PathLike) -> str:
         """Save as an animated GIF (Pillow); returns the path."""
+        from matplotlib.animation import PillowWriter
+
         path = os.fspath(path)
         self.animation.save(path, writer=PillowWriter(fps=self.fps))
         return path
 
     def save_mp4(self, path: str | os.PathLike) -> str:
         """Save as MP4 with ffmpeg; raises RuntimeError naming ffmpeg when no writer is available."""
+        from matplotlib.animation import writers
+
         if not writers.is_available("ffmpeg"):
             raise RuntimeError("saving MP4 needs the ffmpeg program, which matplotlib cannot find; "
                                "install it (e.g. `apt-get install ffmpeg` or `conda install ffmpeg`) "
@@ -674,6 +680,8 @@ def animate(
     def frame(k):
         view.show(trajectory, int(samples[k]))
         return view.artists
+
+    from matplotlib.animation import FuncAnimation
 
     animation = FuncAnimation(fig, frame, frames=len(samples), interval=1000.0 * duration / len(samples), blit=False)
     return MechanismAnimation(fig, animation, len(samples), len(samples) / duration)

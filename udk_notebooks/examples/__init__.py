@@ -6,18 +6,9 @@ constraints and, where one exists, the exact solution. Tests, lessons and
 explorers all import from here.
 """
 
-from . import carriage_pendulum
-from . import chain
-from . import double_pendulum
-from . import friction_cart_pendulum
-from . import growing_circle
-from . import incline_friction
-from . import inclined_line
-from . import kepler
-from . import ladder
-from . import painleve_rod
-from . import rolling_disk
-from . import singular_mass
+import importlib
+from typing import Any
+
 from ._parameters import Parameter
 
 __all__ = [
@@ -35,3 +26,15 @@ __all__ = [
     "rolling_disk",
     "singular_mass",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an example module on first use (PEP 562): an explorer pays only for its own system."""
+    if name in __all__ and name != "Parameter":
+        return importlib.import_module(f".{name}", __name__)  # binds the module on this package, too
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The example modules with the package's own attributes, for ``dir()`` and tab completion."""
+    return sorted({*globals(), *__all__})

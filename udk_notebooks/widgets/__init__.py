@@ -34,38 +34,88 @@ Any other model, a student's own included, gets the same explorer without a clas
 :func:`explore` (``udk.explore(model, q0, qd0)``, :mod:`udk_notebooks.widgets.explore`).
 """
 
-from .base import Explorer, ParameterSpec, has_widget_canvas, parameter_table
-from .views import fit_view, nice_step, slider_step
-from .inclined_line import InclinedLineExplorer, InclinedLineResult
-from .incline_friction import InclineFrictionExplorer, InclineFrictionResult
-from .stabilization import StabilizationExplorer, StabilizationResult
-from .system import Curve, Panel, Shade, SystemExplorer, SystemRun
-from .rolling_disk import RollingDiskExplorer
-from .double_pendulum import DoublePendulumExplorer
-from .carriage_pendulum import CarriagePendulumExplorer
-from .friction_cart_pendulum import FrictionCartPendulumExplorer
-from .kepler import KeplerExplorer
-from .growing_circle import GrowingCircleExplorer
-from .singular_mass import SingularMassExplorer
-from .chain import ChainExplorer
-from .ladder import LadderExplorer
-from .explore import ModelExplorer, explore
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import Any
 
-EXPLORERS: dict[str, type[Explorer]] = {
-    "inclined_line": InclinedLineExplorer,
-    "incline_friction": InclineFrictionExplorer,
-    "stabilization": StabilizationExplorer,
-    "rolling_disk": RollingDiskExplorer,
-    "double_pendulum": DoublePendulumExplorer,
-    "carriage_pendulum": CarriagePendulumExplorer,
-    "friction_cart_pendulum": FrictionCartPendulumExplorer,
-    "kepler": KeplerExplorer,
-    "growing_circle": GrowingCircleExplorer,
-    "singular_mass": SingularMassExplorer,
-    "chain": ChainExplorer,
-    "ladder": LadderExplorer,
+# Each public name and the module that defines it, imported on first use (PEP 562 module
+# ``__getattr__``): ``import udk_notebooks.widgets`` costs next to nothing, and the first explorer
+# pays only for what it needs.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("Explorer", "ParameterSpec", "has_widget_canvas", "parameter_table"), "base"),
+    **dict.fromkeys(("fit_view", "nice_step", "slider_step"), "views"),
+    **dict.fromkeys(("InclinedLineExplorer", "InclinedLineResult"), "inclined_line"),
+    **dict.fromkeys(("InclineFrictionExplorer", "InclineFrictionResult"), "incline_friction"),
+    **dict.fromkeys(("StabilizationExplorer", "StabilizationResult"), "stabilization"),
+    **dict.fromkeys(("Curve", "Panel", "Shade", "SystemExplorer", "SystemRun"), "system"),
+    "RollingDiskExplorer": "rolling_disk",
+    "DoublePendulumExplorer": "double_pendulum",
+    "CarriagePendulumExplorer": "carriage_pendulum",
+    "FrictionCartPendulumExplorer": "friction_cart_pendulum",
+    "KeplerExplorer": "kepler",
+    "GrowingCircleExplorer": "growing_circle",
+    "SingularMassExplorer": "singular_mass",
+    "ChainExplorer": "chain",
+    "LadderExplorer": "ladder",
+    **dict.fromkeys(("ModelExplorer", "explore"), "explore"),
 }
+
+_CLASS_NAMES: dict[str, str] = {
+    "inclined_line": "InclinedLineExplorer",
+    "incline_friction": "InclineFrictionExplorer",
+    "stabilization": "StabilizationExplorer",
+    "rolling_disk": "RollingDiskExplorer",
+    "double_pendulum": "DoublePendulumExplorer",
+    "carriage_pendulum": "CarriagePendulumExplorer",
+    "friction_cart_pendulum": "FrictionCartPendulumExplorer",
+    "kepler": "KeplerExplorer",
+    "growing_circle": "GrowingCircleExplorer",
+    "singular_mass": "SingularMassExplorer",
+    "chain": "ChainExplorer",
+    "ladder": "LadderExplorer",
+}
+
+
+class _Registry(Mapping):
+    """A read-only mapping of explorer classes by short name that imports each class when it is first read.
+
+    Keys, ``len`` and ``in`` need no import; reading a value (``EXPLORERS[name]``,
+    ``.values()``, ``.items()``, ``dict(EXPLORERS)``) imports that explorer's module.
+    """
+
+    def __init__(self, names: dict[str, str]):
+        self._names = dict(names)
+
+    def __getitem__(self, name: str) -> type:
+        return __getattr__(self._names[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"<explorers {', '.join(self._names)}>"
+
+
+EXPLORERS: Mapping[str, type] = _Registry(_CLASS_NAMES)
 """Every explorer by short name (the Voila app pages of :mod:`udk_notebooks.app` and the tests use it)."""
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (PEP 562)."""
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names with the module's own attributes, for ``dir()`` and tab completion."""
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "EXPLORERS",

@@ -60,7 +60,8 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.transforms import Bbox
+from matplotlib.patches import Rectangle
+from matplotlib.transforms import Bbox, IdentityTransform
 from PIL import Image
 
 from .views import fit_aspect_views, fit_view, slider_step
@@ -735,7 +736,64 @@ class Explorer:
         if canvas.is_saving():  # savefig draws animated artists itself, on a renderer of its own
             return
         self._renderer = canvas.get_renderer()
+        self._cells = self._axes_cells(self._figure.axes)
         self._paint(restore=False)
+
+    def _axes_cells(self, axes) -> dict[Axes, Bbox]:
+        """The pixels each axes paints: its box, ticks, labels, title and legend (its tight bbox)."""
+        # get_tightbbox applies the aspect, which marks the axes stale even when nothing moved
+        was = [(artist, artist.stale) for artist in (self._figure, *axes)]
+        try:
+            return {ax: ax.get_tightbbox(self._renderer) for ax in axes}
+        finally:
+            for artist, stale in was:
+                if not stale:
+                    artist.stale = False
+
+    def _partial_redraw(self) -> Bbox | None:
+        """Redraw only the stale axes (new limits, say) when they share no pixels with the others.
+
+        Each stale axes' cell (its tight bbox at the last draw and now, two pixels wider)
+        is filled with the figure's colour and the axes drawn again, without its animated
+        artists, exactly as a full draw would draw it; its static pixels are cached
+        again. Returns the repainted region, or None when a full draw is needed: every
+        axes is stale, something other than an axes changed, the figure's colour is not
+        opaque, or a cell would cut into another axes' pixels.
+        """
+        figure = self._figure
+        stale = [ax for ax in figure.axes if ax.stale]
+        if not stale or len(stale) == len(figure.axes) or not hasattr(self, "_cells"):
+            return None
+        if figure.get_facecolor()[3] < 1.0 or any(
+                child.stale or child is not figure.patch
+                for child in figure.get_children() if not isinstance(child, Axes)):
+            return None  # a figure-level text or legend could sit under a cell
+        width, height = figure.canvas.get_width_height(physical=True)
+        new = self._axes_cells(stale)
+        cells = {}
+        for ax in stale:
+            x0, y0, x1, y1 = Bbox.union([self._cells[ax], new[ax]]).extents
+            cells[ax] = Bbox.from_extents(max(math.floor(x0) - 2, 0), max(math.floor(y0) - 2, 0),
+                                          min(math.ceil(x1) + 2, width), min(math.ceil(y1) + 2, height))
+        for ax, cell in self._cells.items():
+            if ax not in cells and any(cell.overlaps(mine) for mine in cells.values()):
+                return None
+        renderer = self._renderer
+        for cell in cells.values():
+            blank = Rectangle((cell.x0, cell.y0), cell.width, cell.height, transform=IdentityTransform(),
+                              facecolor=figure.get_facecolor(), edgecolor="none", antialiased=False)
+            blank.set_figure(figure)
+            blank.draw(renderer)
+        for ax in stale:
+            ax.draw(renderer)  # leaves the animated artists out, as the full draw does
+        self._cells.update(new)
+        static = self._backgrounds[0]
+        canvas = figure.canvas
+        for ax in stale:
+            if ax in static:
+                static[ax] = canvas.copy_from_bbox(self._region(ax))
+        figure.stale = False
+        return Bbox.union(list(cells.values()))
 
     def _paint(self, restore: bool, frame_only: bool = False) -> None:
         """Paint the animated artists, over the cached pixels (``restore``) or over a fresh full draw."""
@@ -795,11 +853,14 @@ class Explorer:
             self._renderer = None
             return
         moved = self._moving[1] if frame_only else {**self._moving[0], **self._moving[1]}
-        if figure.stale or self._renderer is None or canvas.get_renderer() is not self._renderer:
+        fresh = self._renderer is not None and canvas.get_renderer() is self._renderer
+        redrawn = self._partial_redraw() if fresh and figure.stale and not frame_only else None
+        if not fresh or (figure.stale and redrawn is None):
             canvas.draw()  # _on_full_draw caches the backgrounds and paints the animated artists
-        elif moved:
+        elif moved or redrawn is not None:
             self._paint(restore=True, frame_only=frame_only)
-            canvas.blit(Bbox.union([self._region(ax) for ax in moved]))  # ipympl sends the changed pixels
+            regions = [self._region(ax) for ax in moved] + ([redrawn] if redrawn is not None else [])
+            canvas.blit(Bbox.union(regions))  # ipympl sends the changed pixels
         if self._live_canvas:
             return  # ipympl sent the image after its draw or blit
         width, height = canvas.get_width_height(physical=True)

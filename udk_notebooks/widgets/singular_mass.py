@@ -44,13 +44,15 @@ def compiled_model():
 
 
 def _eigenvalues(cm, traj, p) -> tuple[np.ndarray, np.ndarray]:
-    """Smallest eigenvalue of ``M`` and of ``M + A^+ A`` at each sample."""
-    of_m, of_augmented = np.empty(traj.t.size), np.empty(traj.t.size)
-    for j, (t, q, qd) in enumerate(zip(traj.t, traj.q, traj.qd)):
-        M, _, A, _, _ = cm.evaluate(t, q, qd, p)
-        of_m[j] = np.linalg.eigvalsh(M)[0]
-        of_augmented[j] = np.linalg.eigvalsh(M + np.linalg.pinv(A) @ A)[0]
-    return of_m, of_augmented
+    """Smallest eigenvalue of ``M`` and of ``M + A^+ A`` at each sample.
+
+    The matrices of every sample are stacked and decomposed in one call each
+    (numpy's stacked ``eigvalsh`` and ``pinv`` treat each sample as the loop did).
+    """
+    terms = [cm.evaluate(t, q, qd, p) for t, q, qd in zip(traj.t, traj.q, traj.qd)]
+    M = np.stack([term[0] for term in terms])
+    A = np.stack([term[2] for term in terms])
+    return np.linalg.eigvalsh(M)[:, 0], np.linalg.eigvalsh(M + np.linalg.pinv(A) @ A)[:, 0]
 
 
 class SingularMassExplorer(SystemExplorer):

@@ -1,0 +1,122 @@
+"""Cold start: ``import udk_notebooks.widgets``, and the first explorer on screen, each in a fresh interpreter.
+
+Run from the repository root::
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/cold_start.py [--repeats 5] [--explorer inclined_line]
+        [--importtime 15]      # also list the 15 modules whose import costs most (python -X importtime)
+
+Targets (issue 23): each <= 1 s, kernel side. Reported, not asserted.
+
+Each repeat starts a new Python process (as a new kernel would: nothing imported,
+no compiled model cached) and times inside it, from just before the first
+import to just after:
+
+* **import**: ``import udk_notebooks.widgets``;
+* **first explorer**: that import, then constructing the explorer, which
+  computes its first result and renders its first frame (the PNG route on the
+  Agg backend: the PNG is encoded when the constructor returns). Only the
+  kernel's side: the browser's own drawing is not counted.
+
+Wall and CPU seconds are both printed: on a loaded machine the CPU time of the
+process is the steadier of the two. The median over the repeats is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+TARGET = 1.0  # seconds, each measurement
+
+IMPORT = """
+import json, time
+w0, c0 = time.perf_counter(), time.process_time()
+import udk_notebooks.widgets
+print(json.dumps({"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0}))
+"""
+
+FIRST = """
+import json, time
+import matplotlib
+matplotlib.use("Agg")  # the PNG route, as in a test or an inline notebook; not counted: a kernel has its backend
+w0, c0 = time.perf_counter(), time.process_time()
+import udk_notebooks.widgets as widgets
+explorer = widgets.EXPLORERS[{name!r}]()
+assert explorer.png and not explorer.error, explorer.error  # the first frame is on screen
+print(json.dumps({{"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0}}))
+"""
+
+
+def run(code: str) -> dict[str, float]:
+    """Seconds (wall and CPU) printed by ``code`` in a fresh interpreter."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
+    if out.returncode:
+        raise SystemExit(f"the measured process failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else 0.5 * (ordered[middle - 1] + ordered[middle])
+
+
+def measure(label: str, code: str, repeats: int) -> None:
+    samples = [run(code) for _ in range(repeats)]
+    wall, cpu = median([s["wall"] for s in samples]), median([s["cpu"] for s in samples])
+    word = "meets" if wall <= TARGET else "misses"
+    print(f"{label:>34}: median {wall:6.2f} s wall, {cpu:6.2f} s cpu over {repeats} runs "
+          f"({word} the target <= {TARGET:.0f} s wall)")
+
+
+def import_costs(code: str, top: int) -> None:
+    """The ``top`` modules with the largest cumulative import time (``python -X importtime``)."""
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                         env=os.environ)
+    rows = []
+    for line in out.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line[len("import time:"):].split("|")
+        rows.append((int(cumulative), name.rstrip()))
+    depth = lambda name: len(name) - len(name.lstrip())  # noqa: E731  (indentation: nesting of the import)
+    print(f"\n  largest cumulative import times (microseconds), python -X importtime:")
+    for cumulative, name in sorted(rows, reverse=True)[:top]:
+        print(f"  {cumulative:>10}  {'  ' * (depth(name) // 2)}{name.strip()}")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="fresh processes per measurement (default 5)")
+    parser.add_argument("--explorer", default="inclined_line",
+                        help="the explorer to construct, a key of udk_notebooks.widgets.EXPLORERS, or 'all'")
+    parser.add_argument("--importtime", type=int, default=0, metavar="N",
+                        help="also list the N costliest imports of the first explorer")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    from udk_notebooks.widgets import EXPLORERS  # the names only: no explorer module is imported
+
+    names = sorted(EXPLORERS) if args.explorer == "all" else [args.explorer]
+    unknown = set(names) - set(EXPLORERS)
+    if unknown:
+        parser.error(f"--explorer must be 'all' or one of {', '.join(sorted(EXPLORERS))}")
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"python {platform.python_version()}, {os.cpu_count()} cpu(s), load average {load:.2f} at start, "
+          "OPENBLAS_NUM_THREADS=1, fresh interpreter per run")
+    measure("import udk_notebooks.widgets", IMPORT, args.repeats)
+    for name in names:
+        measure(f"first explorer on screen: {name}", FIRST.format(name=name), args.repeats)
+    if args.importtime:
+        import_costs(FIRST.format(name=names[0]), args.importtime)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""The package and its widgets load their submodules on first use (PEP 562), and every export resolves."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import udk_notebooks
+import udk_notebooks.widgets as widgets
+
+HEAVY = ("sympy", "scipy", "matplotlib", "ipywidgets")
+
+
+@pytest.mark.parametrize("package", [udk_notebooks, widgets], ids=lambda p: p.__name__)
+def test_every_name_in_all_resolves_and_is_listed(package):
+    for name in package.__all__:
+        value = getattr(package, name)
+        assert value is not None, name
+        assert name in dir(package), name
+        if name == "EXPLORERS":
+            continue
+        defining = importlib.import_module(f"{package.__name__}.{package._EXPORTS[name]}")
+        assert value is getattr(defining, name), name  # the lazy name is the defining module's object
+
+
+@pytest.mark.parametrize("package", [udk_notebooks, widgets], ids=lambda p: p.__name__)
+def test_lazy_table_and_all_agree(package):
+    assert set(package.__all__) - {"EXPLORERS"} == set(package._EXPORTS)
+
+
+def test_from_import_and_submodule_attribute():
+    from udk_notebooks import Model, simulate  # noqa: F401  (``from X import name`` goes through __getattr__)
+
+    assert udk_notebooks.simulation.simulate is simulate
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        udk_notebooks.no_such_name  # noqa: B018
+
+
+def test_explorer_registry_reads_each_class_on_demand():
+    assert len(widgets.EXPLORERS) == 12
+    assert dict(widgets.EXPLORERS)["kepler"] is widgets.KeplerExplorer
+    for name, cls in widgets.EXPLORERS.items():
+        assert issubclass(cls, widgets.Explorer), name
+    with pytest.raises(KeyError):
+        widgets.EXPLORERS["no_such_explorer"]
+
+
+def test_importing_the_widgets_package_loads_no_heavy_library():
+    code = f"import sys, udk_notebooks.widgets; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_every_example_module_resolves():
+    import types
+
+    from udk_notebooks import examples
+
+    for name in examples.__all__:
+        value = getattr(examples, name)
+        assert name in dir(examples), name
+        if name != "Parameter":
+            assert isinstance(value, types.ModuleType) and value.__name__ == f"udk_notebooks.examples.{name}"
+            assert callable(value.model) or hasattr(value, "PARAMETERS"), name

@@ -1,0 +1,56 @@
+"""An update that moves one panel's limits redraws that panel alone, to the same pixels as a full draw."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from udk_notebooks.widgets import EXPLORERS
+
+
+def _pixels(explorer) -> np.ndarray:
+    return np.asarray(explorer.figure.canvas.buffer_rgba()).copy()
+
+
+@pytest.mark.parametrize("name, kwargs", [("kepler", {"samples": 41}), ("double_pendulum", {"samples": 41})])
+def test_partial_redraw_matches_a_full_draw(name, kwargs):
+    explorer = EXPLORERS[name](**kwargs)
+    figure = explorer.figure
+    full_draws = []
+    figure.canvas.mpl_connect("draw_event", lambda event: full_draws.append(1))
+    names = [n for n in explorer.parameters if not isinstance(explorer.controls[n].value, str)]
+    rng = np.random.default_rng(3)
+    partial = 0
+    for step in range(12):
+        slider = explorer.controls[names[step % len(names)]]
+        limits = [(ax.get_xlim(), ax.get_ylim()) for ax in figure.axes]
+        before = len(full_draws)
+        slider.value = float(np.clip(slider.value + (slider.max - slider.min) * rng.uniform(-0.2, 0.2),
+                                     slider.min, slider.max))
+        assert not explorer.error
+        moved = sum(old != (ax.get_xlim(), ax.get_ylim()) for old, ax in zip(limits, figure.axes))
+        if len(full_draws) > before or not moved:
+            continue
+        partial += 1  # some limits moved and the figure was not drawn in full: only those axes were
+        shown = _pixels(explorer)
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(explorer.png))), shown)  # the PNG on screen
+        figure.canvas.draw()
+        assert np.array_equal(shown, _pixels(explorer)), f"step {step}: the partial redraw differs from a full draw"
+    assert partial >= 2, "no update redrew some axes alone: the test checked nothing"
+
+
+def test_a_new_horizon_redraws_every_time_panel():
+    explorer = EXPLORERS["kepler"](samples=41)
+    explorer.set(horizon=12.0)
+    time_axes = explorer.figure.axes[2]
+    assert time_axes.get_xlim() == (0.0, 12.0)
+    shown = _pixels(explorer)
+    explorer.figure.canvas.draw()
+    assert np.array_equal(shown, _pixels(explorer))
