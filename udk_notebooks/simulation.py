@@ -8,7 +8,7 @@ discontinuous ``sgn(s)`` is never stepped across and cannot chatter.
 
 The output at the samples (forces, residuals, energy, powers) is computed for
 all samples at once, with the compiled model's array functions and the stacked
-solver :func:`udk_notebooks.core.solve_batch`; samples that it cannot vouch for
+solver :func:`udk_notebooks.stacked.solve_stack`; samples that it cannot vouch for
 go through the integrator's own one-sample route (see ``_motions``).
 """
 
@@ -20,16 +20,16 @@ from typing import Sequence
 
 import numpy as np
 from scipy.integrate import cumulative_trapezoid, solve_ivp
-from scipy.linalg import lapack
 
 from ._checks import as_finite_array, finite_float
 from .compiled import HOLD_RTOL, OPEN, CompiledModel
 from ._threads import single_blas_thread
-from .core import RANK_RTOL, Motion, solve_batch
+from .core import RANK_RTOL, Motion
 from .errors import (ConstraintViolationError, SimulationError, SingularConfigurationError, StiffnessWarning,
                      UnstableGainError)
 from .model import Model
 from .singular import SINGULAR_ACTIONS, RankMonitor, SingularConfiguration
+from .stacked import constant_mass, solve_stack, state_mass
 
 __all__ = ["DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "IMPACT_TOL", "ContactEvent", "Trajectory",
            "project_initial_state", "simulate"]
@@ -1004,7 +1004,7 @@ def _motions(cm, p, times, q, qd, modes_log, correction) -> dict:
     """``qdd`` and the three force terms (2005 paper, Eqs. 8-11) at every sample, shape (N, n) each.
 
     The samples are grouped by their friction modes and each group is solved at
-    once (:func:`_solve_group`). Samples the stacked solve cannot vouch for (a
+    once (:func:`udk_notebooks.stacked.solve_stack`). Samples the stacked solve cannot vouch for (a
     non-finite entry, a singular ``M``, an ill-conditioned Gram matrix, a
     non-finite result, a friction contact with its own ``normal``) go through
     :meth:`CompiledModel.solve_modes` one by one, the route of the integrator,
@@ -1042,16 +1042,29 @@ def _motion_block(cm, p, times, q, qd, modes_log, correction, out) -> None:
     Q, A = values[:, k : k + n], values[:, k + n : k + n + m * n].reshape(N, m, n)
     b, C = values[:, k + n + m * n : k + n + m * n + m], values[:, k + n + m * n + m :]
     out["impressed"][:] = Q
-    inverse, mass_ok = _mass_inverse(cm, p, values)
-    friction = cm.friction_batch(times, q, qd, p) if cm.n_friction else None
+    if cm.constant_mass:
+        mass = constant_mass(cm, p, N)
+    else:  # the test of core.cholesky_or_none, with a margin of ten that keeps the borderline samples alone
+        mass = state_mass(values[:, :n * n].reshape(N, n, n), 10 * RANK_RTOL, relative_to="own")
+    friction = cm.friction_batch(times, q, qd, p).transpose(1, 2, 0) if cm.n_friction else None
     own_normal = any(rows is not None for rows in cm.model.friction_normals)
     index = np.arange(N)
     alone = list(index[~finite])  # samples for the one-by-one route
+    rows_Q, rows_A, rows_b, rows_C = Q.T, A.transpose(1, 2, 0), b.T, C.T  # the stacked solver's layout
     for modes, members in _groups(cm, modes_log, finite):
-        if own_normal or inverse is None:  # a per-contact normal force is solve_modes' business
+        if own_normal or mass is None:  # a per-contact normal force is solve_modes' business
             alone.extend(index[members])
             continue
-        ok = _solve_group(cm, modes, members, inverse, Q, A, b, C, friction, out) & mass_ok[members]
+        count = index[members].size
+        sol = solve_stack(mass.take(members), rows_Q[:, members], rows_A[:, :, members], rows_b[:, members],
+                          rows_C[:, members] if cm.has_nonideal else None,
+                          None if friction is None else friction[:, :, members],
+                          np.broadcast_to(np.array(modes, dtype=float)[:, None], (len(modes), count)),
+                          [i for i, mode in enumerate(modes) if mode == 0], forces=True)
+        ok = sol.ok & mass.ok[members]
+        for key, value in (("qdd", sol.qdd), ("ideal", sol.ideal), ("nonideal", sol.nonideal)):
+            out[key][members] = value.T
+            ok &= np.isfinite(value.T @ np.ones(n))  # a NaN or inf anywhere in the row (or an overflowing sum)
         alone.extend(index[members][~ok])
     for j in sorted(alone):
         fix = None if correction is None else correction[j]
@@ -1080,87 +1093,6 @@ def _groups(cm, modes_log, usable) -> list:
     which = which.ravel()
     groups = [(kind, np.flatnonzero((which == i) & usable)) for i, kind in enumerate(kinds)]
     return [(kind, members) for kind, members in groups if members.size]
-
-
-def _mass_inverse(cm, p, values):
-    """``X -> M^{-1} X`` for stacks of samples (a function of the sample indices and X), and where it holds.
-
-    Returns ``(inverse, ok)`` with ``ok`` of shape (N,); ``inverse`` is None when
-    no sample can use it (a constant ``M`` that is singular: the augmented
-    route of :func:`udk_notebooks.core.solve` takes those samples one by one).
-    """
-    n, N = cm.n, values.shape[0]
-    if cm.constant_mass:
-        M, factor = cm._constant_mass(p)
-        if factor is None:
-            return None, np.zeros(N, dtype=bool)
-        inv = lapack.dpotrs(factor, np.eye(n), lower=1)[0]  # M^{-1} from the cached Cholesky factor
-        if n > 1 and not np.any(inv[~np.eye(n, dtype=bool)]):  # diagonal (Cartesian point masses): products
-            diagonal = np.diag(inv)[:, None].copy()
-            return (lambda rows, X: diagonal * X), np.ones(N, dtype=bool)
-        return (lambda rows, X: inv @ X), np.ones(N, dtype=bool)
-    M = values[:, : n * n].reshape(N, n, n)
-    finite = np.isfinite(M).all(axis=(1, 2))
-    # The test of core.cholesky_or_none on the stacked factors (M equilibrated to a unit diagonal): a pivot
-    # that is (nearly) zero sends the sample to the singular route; a margin of ten keeps the borderline ones
-    # there too.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        safe_M = np.where(finite[:, None, None], M, np.eye(n))
-        diag = np.diagonal(safe_M, axis1=1, axis2=2)
-        try:
-            L = np.linalg.cholesky(safe_M)
-            pivots = (np.diagonal(L, axis1=1, axis2=2) ** 2 / diag).min(axis=1, initial=np.inf)
-            ok = finite & (pivots > 10 * RANK_RTOL)
-        except np.linalg.LinAlgError:  # some M is not positive definite: find which
-            root = np.sqrt(np.where(diag > 0, diag, 1.0))
-            eig = np.linalg.eigvalsh(safe_M / (root[:, :, None] * root[:, None, :]))
-            ok = finite & (diag.min(axis=1, initial=np.inf) > 0) & (eig[:, 0] > 10 * RANK_RTOL)
-    safe = np.where(ok[:, None, None], M, np.eye(n))
-    return (lambda rows, X: np.linalg.solve(safe[rows], X)), ok
-
-
-def _solve_group(cm, modes, rows, inverse, Q, A, b, C, friction, out) -> np.ndarray:
-    """Solve the samples ``rows``, which share the friction ``modes``, at once; write ``out``; return where it holds.
-
-    Kinetic friction is the nonideal force of the paper (Eq. 11 with
-    ``c = -mu |N| sgn(s) ds/dq'``): its size needs the normal force ``F^L``,
-    which does not depend on ``c`` (Eq. 10), and ``F^C`` is linear in ``c``. So
-    the stacked solve returns ``F^L`` and the responses to each direction
-    ``ds/dq'`` (and to the model's own ``C``), and the sizes are applied after.
-    A sticking contact is one more constraint row, ``s' = 0``; its multiplier
-    is the holding force, which static friction supplies (so it moves from the
-    ideal to the nonideal term, as in :meth:`CompiledModel.solve_modes`).
-    """
-    m = cm.m
-    stuck = [i for i, mode in enumerate(modes) if mode == 0]
-    sliding = [i for i, mode in enumerate(modes) if mode != 0]
-    Ag, bg = A[rows], b[rows]
-    count = Ag.shape[0]
-    data = None if friction is None else friction[rows]
-    if stuck:
-        Ag = np.concatenate([Ag, data[:, stuck, 4:]], axis=1)
-        bg = np.concatenate([bg, -data[:, stuck, 1]], axis=1)
-    columns = ([C[rows]] if cm.has_nonideal else []) + [data[:, i, 4:] for i in sliding]
-    extra = np.stack(columns, axis=2) if columns else None
-    sol = solve_batch(lambda X: inverse(rows, X), Q[rows], Ag, bg, extra)
-    qdd, ideal, nonideal = sol.qdd, sol.ideal, 0.0
-    holding = 0.0
-    if stuck:
-        holding = np.einsum("gsn,gs->gn", Ag[:, m:], sol.multipliers[:, m:])
-    if extra is not None:
-        weights = np.ones((count, extra.shape[2]))
-        if sliding:
-            normal = ideal - holding
-            magnitude = np.sqrt(np.einsum("gn,gn->g", normal, normal))
-            mu, direction = data[:, sliding, 2], np.array([modes[i] for i in sliding], dtype=float)
-            weights[:, len(columns) - len(sliding):] = -mu * magnitude[:, None] * direction
-        nonideal = np.einsum("gnk,gk->gn", sol.force, weights)
-        qdd = qdd + np.einsum("gnk,gk->gn", sol.acceleration, weights)
-    ones, ok = np.ones(cm.n), sol.ok.copy()
-    for key, value in (("qdd", qdd), ("ideal", ideal - holding), ("nonideal", nonideal + holding)):
-        out[key][rows] = value
-        ok &= np.isfinite(out[key][rows] @ ones)  # a NaN or inf anywhere in the row (or an overflowing sum)
-    return ok
 
 
 def _entry_names(cm) -> list[str]:
