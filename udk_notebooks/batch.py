@@ -32,7 +32,7 @@ import numpy as np
 from .compiled import HOLD_RTOL, STICK_SPEED
 from .singular import SINGULAR_RTOL
 from .stacked import constant_mass, solve_stack, state_mass
-from .simulation import _check_initial, _runaway, _stick_velocity
+from .stepping import check_initial, euler_step, rk4_step, runaway, stick_velocity
 from .stabilization import check_gain, stability
 
 __all__ = ["PARK_STEPS", "Batch", "Messages", "initial_modes", "integrate", "refusals"]
@@ -53,7 +53,7 @@ def refusals(cm, t0, q0, qd0, P, stabs, method, step, tol) -> dict:
     speed = np.abs(vel).max(axis=1, initial=0.0) / (tol * np.maximum(1.0, np.abs(qd0).max(axis=1)))
     for i in np.flatnonzero(~((pos < 0.5) & (speed < 0.5))):  # near or past the tolerance: the single check
         try:
-            _check_initial(cm, t0, q0[i], qd0[i], P[i], tol)
+            check_initial(cm, t0, q0[i], qd0[i], P[i], tol)
         except ValueError as exc:
             refused[int(i)] = str(exc)
     stabilized = [i for i in range(B) if stabs[i] is not None and i not in refused]
@@ -299,13 +299,8 @@ class _View:
 
 def _advance(view, t, y, h, k1, method):
     """One Euler or RK4 step from ``(t, y)`` whose first stage ``k1`` is known; ``h`` a float or shape (L,)."""
-    if method == "euler":
-        return y + (h if np.ndim(h) == 0 else h[:, None]) * k1
-    hc = h if np.ndim(h) == 0 else h[:, None]
-    k2 = view.evaluate(t + h / 2, y + hc / 2 * k1)[0]
-    k3 = view.evaluate(t + h / 2, y + hc / 2 * k2)[0]
-    k4 = view.evaluate(t + h, y + hc * k3)[0]
-    return y + hc / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    step = euler_step if method == "euler" else rk4_step
+    return step(lambda tt, yy: view.evaluate(tt, yy)[0], t, y, h, k1)
 
 
 def initial_modes(cm, batch, t0, y, live, failures):
@@ -325,7 +320,7 @@ def initial_modes(cm, batch, t0, y, live, failures):
         p = batch.P[live[j]]
         try:
             modes[j] = cm.friction_modes(t0, y[j, :n], y[j, n:], p)
-            y[j] = _stick_velocity(cm, t0, y[j], p, tuple(modes[j]))
+            y[j] = stick_velocity(cm, t0, y[j], p, tuple(modes[j]))
         except ValueError as exc:
             failures[int(live[j])] = (t0, f"{type(exc).__name__}: {exc}")
             y[j] = np.nan
@@ -437,7 +432,7 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         if i in view.failures:
             run.stops[i] = (*view.failures[i], "failed")
         else:
-            run.stops[i] = (float(grid[index[j]]), _runaway(y[j], limit[i]), "diverged")
+            run.stops[i] = (float(grid[index[j]]), runaway(y[j], limit[i]), "diverged")
     keep = ~gone
     if keep.all():
         at = index[0] if index[0] == index[-1] and (index == index[0]).all() else index  # one step for all: a row
@@ -618,7 +613,7 @@ def _release(cm, view, t, y, fired):
                 failures[member] = (float(t[j]), "the batch found no consistent friction mode here")
             except ValueError as exc:
                 failures[member] = (float(t[j]), f"{type(exc).__name__}: {exc}")
-    # _stick_velocity: the minimum-norm velocity change that puts every sticking contact at rest
+    # stepping.stick_velocity for these members at once: the minimum-norm velocity change that puts every sticking contact at rest
     y = y.copy()
     for sel, stuck in view.groups:
         if stuck:

@@ -25,30 +25,14 @@ from ._checks import as_finite_array, finite_float
 from .compiled import HOLD_RTOL, OPEN, CompiledModel
 from ._threads import single_blas_thread
 from .core import RANK_RTOL, Motion
-from .errors import (ConstraintViolationError, SimulationError, SingularConfigurationError, StiffnessWarning,
-                     UnstableGainError)
-from .model import Model
+from .errors import SimulationError, SingularConfigurationError, StiffnessWarning, UnstableGainError
 from .singular import SINGULAR_ACTIONS, RankMonitor, SingularConfiguration
+from .stepping import (ADAPTIVE_METHODS, DIVERGENCE_FACTOR, FIXED_STEP_METHODS, MEMORY_LIMIT, check_constraint_tol,
+                       check_initial, compiled_model, euler_step, rk4_step, runaway, stick_velocity)
 from .stacked import constant_mass, solve_stack, state_mass
 
 __all__ = ["DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "IMPACT_TOL", "ContactEvent", "Trajectory",
            "project_initial_state", "simulate"]
-
-FIXED_STEP_METHODS = ("euler", "rk4")
-ADAPTIVE_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
-
-DIVERGENCE_FACTOR = 1e6
-"""A run stops as diverged when it grows this many times past its start (every method).
-
-With ``s = 1 + max|y0|`` the scale of the initial state ``y0 = (q0, q0')``, the
-run stops at the first sample where ``max|y| > DIVERGENCE_FACTOR s`` or where
-a constraint residual (``phi``, ``phi'``, ``psi``) exceeds
-``DIVERGENCE_FACTOR s^2`` (residuals are typically quadratic in the state), or
-where a number stops being finite. The samples up to there are returned, and
-the :class:`Trajectory` says that the run diverged, when and why
-(``status``, ``stop_time``, ``stop_reason``).
-"""
-
 
 IMPACT_TOL = 1e-9
 """An open contact counts as back on its surface when its gap falls below ``-IMPACT_TOL (1 + max|q|)`` metres.
@@ -179,14 +163,6 @@ class Trajectory:
         return self.energy - self.energy[0] - sum(self.work().values())
 
 
-def _compiled(model) -> CompiledModel:
-    if isinstance(model, Model):
-        return model.compile()
-    if isinstance(model, CompiledModel):
-        return model
-    raise TypeError(f"`model` must be a Model or a CompiledModel; got {type(model).__name__}")
-
-
 def project_initial_state(model, q0, qd0, t0: float = 0.0, params: dict | None = None, *, tol: float = 1e-13, max_iter: int = 50):
     """Nearest state that satisfies the constraints (minimum-norm Gauss-Newton corrections).
 
@@ -209,7 +185,7 @@ def project_initial_state(model, q0, qd0, t0: float = 0.0, params: dict | None =
     -------
     q, qd : ndarray, shape (n,)
     """
-    cm = _compiled(model)
+    cm = compiled_model(model)
     q, qd = cm.check_state(q0, qd0, names=("q0", "qd0"))
     p = cm.parameters(params)
     q, qd = q.copy(), qd.copy()
@@ -234,40 +210,6 @@ def project_initial_state(model, q0, qd0, t0: float = 0.0, params: dict | None =
             f"{max_iter} iterations); start closer to a consistent configuration"
         )
     return q, qd
-
-
-def check_constraint_tol(value) -> float:
-    """``constraint_tol`` as a float, or a ValueError naming it (not a finite number, or negative)."""
-    value = finite_float(value, "`constraint_tol`")
-    if value < 0:
-        raise ValueError(f"`constraint_tol` must be >= 0; got {value!r}")
-    return value
-
-
-def _check_initial(cm, t0, q, qd, p, tol):
-    phi, vel = cm.residuals(t0, q, qd, p)
-    pos_err = float(np.abs(phi).max(initial=0.0))
-    vel_err = float(np.abs(vel).max(initial=0.0))
-    if pos_err > tol * max(1.0, np.abs(q).max()) or vel_err > tol * max(1.0, np.abs(qd).max()):
-        raise ConstraintViolationError(
-            f"the initial state violates the constraints by {pos_err:.3e} at position level (max |phi|) "
-            f"and {vel_err:.3e} at velocity level (max |phi'|, |psi|), above `constraint_tol` = {tol:g}. "
-            "Pass project=True, or call udk_notebooks.project_initial_state(model, q0, qd0) first",
-            position=pos_err,
-            velocity=vel_err,
-        )
-
-
-def _rk4_step(f, t, y, h):
-    k1 = f(t, y)
-    k2 = f(t + h / 2, y + h / 2 * k1)
-    k3 = f(t + h / 2, y + h / 2 * k2)
-    k4 = f(t + h, y + h * k3)
-    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-
-
-def _euler_step(f, t, y, h):
-    return y + h * f(t, y)
 
 
 class _StepFailure(Exception):
@@ -452,19 +394,6 @@ def _next_modes(cm, t, y, p, modes, fired) -> tuple[int, ...]:
         raise _StepFailure(t, y, exc, hint="") from exc
 
 
-def _stick_velocity(cm, t, y, p, modes):
-    """Put sticking contacts exactly at rest (minimum-norm velocity change)."""
-    stuck = [i for i, mode in enumerate(modes) if mode == 0]
-    if not stuck:
-        return y
-    n = cm.n
-    data = np.asarray(cm.friction_data(t, y[:n], y[n:], p), dtype=float).reshape(len(modes), -1)
-    rows = data[stuck, 4:]
-    y = y.copy()
-    y[n:] -= np.linalg.lstsq(rows, data[stuck, 0], rcond=None)[0]
-    return y
-
-
 def simulate(
     model,
     t_span: Sequence[float],
@@ -580,7 +509,7 @@ def simulate(
     SingularConfigurationError
         With ``on_singular="raise"``, at a singular configuration.
     """
-    cm = _compiled(model)
+    cm = compiled_model(model)
     if on_singular not in SINGULAR_ACTIONS:
         raise ValueError(f"`on_singular` must be one of {', '.join(map(repr, SINGULAR_ACTIONS))}; got {on_singular!r}")
     span = as_finite_array(t_span, "t_span", 1)
@@ -611,7 +540,7 @@ def simulate(
     p = cm.parameters(params)
     if project:
         q, qd = project_initial_state(cm, q, qd, t0, params)
-    _check_initial(cm, t0, q, qd, p, constraint_tol)
+    check_initial(cm, t0, q, qd, p, constraint_tol)
     if method in FIXED_STEP_METHODS:
         step = (tf - t0) / 1000 if step is None else finite_float(step, "`step`")
         if not step > 0:
@@ -634,7 +563,7 @@ def simulate(
     y = np.concatenate([q, qd])
     with single_blas_thread():
         modes = cm.friction_modes(t0, q, qd, p)
-        y = _stick_velocity(cm, t0, y, p, modes)
+        y = stick_velocity(cm, t0, y, p, modes)
         limit = DIVERGENCE_FACTOR * (1.0 + float(np.abs(y).max(initial=0.0)))
         record = ([], [], [])  # the samples so far, kept for the error of a run that fails part-way
         with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is stopped below, not warned about
@@ -732,16 +661,6 @@ def _warn_if_stiff(stabilization, cm, method: str, duration: float) -> None:
             StiffnessWarning, stacklevel=3)
 
 
-def _runaway(y: np.ndarray, limit: float) -> str:
-    """Why the state ``y`` counts as diverged, or ``""``."""
-    if not np.all(np.isfinite(y)):
-        return "the state stopped being finite"
-    largest = float(np.abs(y).max(initial=0.0))
-    if largest > limit:
-        return f"the state grew to {largest:.3g}, past {DIVERGENCE_FACTOR:g} times its start (DIVERGENCE_FACTOR)"
-    return ""
-
-
 def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, limit, t_eval=None, record=None,
                      monitor=None):
     """Steps of equal length from t0 to tf (landing on every ``t_eval`` time, which alone are kept, if given).
@@ -750,7 +669,7 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
     accepted step is checked for a singular configuration since the previous
     one; the first singular point is then located by bisection on the step.
     """
-    stepper = _rk4_step if method == "rk4" else _euler_step
+    stepper = rk4_step if method == "rk4" else euler_step
     count = max(1, int(round((tf - t0) / h)))
     if t_eval is None:
         grid, keep = (lambda k: t0 + (tf - t0) * k / count), None  # computed on the fly: no array of every step
@@ -790,7 +709,7 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
             except _Impact as impact:
                 times.append(t), states.append(y), log.append(modes)
                 return np.array(times), np.array(states).reshape(len(times), -1), log, (t, impact.reason, "impact")
-            y = _stick_velocity(cm, t, y, p, modes)
+            y = stick_velocity(cm, t, y, p, modes)
             seg = _Segment(cm, p, modes, stab)
             if monitor is not None and monitor.active:
                 monitor.rebase(t, y)
@@ -798,7 +717,7 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
             if t >= target - 1e-13 * max(1.0, abs(t)):
                 k += 1
             continue
-        reason = _runaway(y_new, limit)
+        reason = runaway(y_new, limit)
         if reason:
             return np.array(times), np.array(states).reshape(len(times), -1), log, (target, reason)
         if monitor is not None and monitor.active:
@@ -867,10 +786,6 @@ def _grid_with(uniform: np.ndarray, requested: np.ndarray, gap: float) -> np.nda
     return np.union1d(uniform[free], requested)
 
 
-MEMORY_LIMIT = 2**30
-"""Bytes a fixed-step run may use for its output; beyond it ``simulate`` asks for ``t_eval`` or a larger step."""
-
-
 def _check_memory(cm, steps: float, t_eval) -> None:
     """Refuse a fixed-step run whose output would not fit in :data:`MEMORY_LIMIT`, before allocating it."""
     samples = steps + 1 if t_eval is None else len(t_eval)
@@ -936,7 +851,7 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         # solve_ivp returns t as a list when an event ends the run before any t_eval sample.
         sol_t, sol_y = np.asarray(sol.t, dtype=float), np.asarray(sol.y, dtype=float).reshape(y.size, -1)
         if sol.status == -1:
-            reason = _runaway(sol_y[:, -1], limit) if sol_t.size else ""
+            reason = runaway(sol_y[:, -1], limit) if sol_t.size else ""
             if reason:  # the solver gave up on a state that had already run away
                 times.extend(sol_t[:-1]), states.extend(sol_y.T[:-1]), log.extend([modes] * (sol_t.size - 1))
                 return (*_ordered(times, states, log), (float(sol_t[-1]), reason))
@@ -980,7 +895,7 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         except _Impact as impact:
             times.append(t), states.append(y), log.append(modes)
             return (*_ordered(times, states, log), (t, impact.reason, "impact"))
-        y = _stick_velocity(cm, t, y, p, modes)
+        y = stick_velocity(cm, t, y, p, modes)
         # Switching instants are always sampled: the force terms have kinks there.
         times.append(t), states.append(y), log.append(modes)
     return (*_ordered(times, states, log), None)

@@ -39,8 +39,9 @@ from ._checks import as_finite_array
 from ._threads import single_blas_thread
 from .batch import Batch, Messages, initial_modes, integrate, refusals
 from .errors import SimulationError
-from .simulation import (ADAPTIVE_METHODS, DIVERGENCE_FACTOR, FIXED_STEP_METHODS, MEMORY_LIMIT, _compiled,
-                         check_constraint_tol, simulate)
+from .simulation import simulate
+from .stepping import (ADAPTIVE_METHODS, DIVERGENCE_FACTOR, FIXED_STEP_METHODS, MEMORY_LIMIT, check_constraint_tol,
+                       compiled_model)
 from .stabilization import Baumgarte
 
 __all__ = ["REGIMES", "SweepResult", "parameter_grid", "stability_map", "stick_slip_map", "sweep"]
@@ -251,7 +252,7 @@ def sweep(
         For arguments ``simulate`` would refuse for every member (a bad
         ``constraint_tol``, ``t_span`` or ``step``), and when the output (``q``,
         ``q'`` and residuals of every member at every sample) would exceed
-        :data:`~udk_notebooks.simulation.MEMORY_LIMIT`.
+        :data:`~udk_notebooks.stepping.MEMORY_LIMIT`.
 
     Notes
     -----
@@ -266,7 +267,7 @@ def sweep(
     four-bar's change point), pass ``on_singular="stop"`` to run the members
     one by one with the check.
     """
-    cm = _compiled(model)
+    cm = compiled_model(model)
     params = _check_arguments(params, method)
     states = max((np.shape(v)[0] for v in (q0, qd0) if np.ndim(v) == 2), default=1)
     params, stabs = _members(params, stabilization, states)
