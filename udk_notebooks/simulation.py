@@ -510,6 +510,33 @@ def simulate(
         With ``on_singular="raise"``, at a singular configuration.
     """
     cm = compiled_model(model)
+    t0, tf, step, t_eval, constraint_tol = _check_arguments(
+        t_span, method, step, t_eval, rtol, atol, stabilization, max_switches, constraint_tol, on_singular,
+        project=project, allow_unstable=allow_unstable, check_system=check_system)
+    q, qd = cm.check_state(q0, qd0, names=("q0", "qd0"))
+    p = cm.parameters(params)
+    if project:
+        q, qd = project_initial_state(cm, q, qd, t0, params)
+    check_initial(cm, t0, q, qd, p, constraint_tol)
+    if method in FIXED_STEP_METHODS:
+        _check_memory(cm, (tf - t0) / step, t_eval)
+    _check_stabilization_for(cm, stabilization, method, step, (t0, tf), q, qd, params, allow_unstable, check_system)
+    with single_blas_thread():
+        modes, y, limit = _start(cm, t0, q, qd, p)
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is stopped below, not warned about
+            monitor = _monitor(cm, p, t0, y, on_singular)
+            arrays, stop = _run(cm, p, y, t0, tf, method, step, t_eval, rtol, atol, modes, stabilization,
+                                max_switches, limit, monitor)
+            return _report(cm, p, arrays, stop, method, stabilization, limit, on_singular)
+
+
+def _check_arguments(t_span, method, step, t_eval, rtol, atol, stabilization, max_switches, constraint_tol,
+                     on_singular, **flags):
+    """``simulate``'s arguments checked, each refusal naming its argument: ``(t0, tf, step, t_eval, constraint_tol)``.
+
+    ``step`` is filled in for the fixed-step methods (1/1000 of the span) and
+    ``t_eval`` is returned as an array (or None).
+    """
     if on_singular not in SINGULAR_ACTIONS:
         raise ValueError(f"`on_singular` must be one of {', '.join(map(repr, SINGULAR_ACTIONS))}; got {on_singular!r}")
     span = as_finite_array(t_span, "t_span", 1)
@@ -518,7 +545,7 @@ def simulate(
     t0, tf = float(span[0]), float(span[1])
     if method not in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
         raise ValueError(f"`method` must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}; got {method!r}")
-    for name, flag in (("project", project), ("allow_unstable", allow_unstable), ("check_system", check_system)):
+    for name, flag in flags.items():
         if not isinstance(flag, (bool, np.bool_)):
             raise ValueError(f"`{name}` must be True or False; got {flag!r}")
     if stabilization is not None:
@@ -536,67 +563,89 @@ def simulate(
         if t_eval.size == 0 or np.any(np.diff(t_eval) <= 0) or t_eval[0] < t0 or t_eval[-1] > tf:
             raise ValueError(f"`t_eval` must be increasing times inside `t_span` = ({t0:g}, {tf:g}); "
                              f"got {t_eval.size} time(s)" + (f" from {t_eval[0]:g} to {t_eval[-1]:g}" if t_eval.size else ""))
-    q, qd = cm.check_state(q0, qd0, names=("q0", "qd0"))
-    p = cm.parameters(params)
-    if project:
-        q, qd = project_initial_state(cm, q, qd, t0, params)
-    check_initial(cm, t0, q, qd, p, constraint_tol)
     if method in FIXED_STEP_METHODS:
         step = (tf - t0) / 1000 if step is None else finite_float(step, "`step`")
         if not step > 0:
             raise ValueError(f"`step` must be a positive number of seconds; got {step!r}")
-        _check_memory(cm, (tf - t0) / step, t_eval)
-    if stabilization is not None and method in FIXED_STEP_METHODS and not allow_unstable:
+    return t0, tf, step, t_eval, constraint_tol
+
+
+def _check_stabilization_for(cm, stabilization, method, step, span, q, qd, params, allow_unstable,
+                             check_system) -> None:
+    """Refuse a fixed-step gain whose error dynamics do not decay (and, if asked, a whole system that grows).
+
+    Beshaw (2014), Theorems 1-2 (:func:`~udk_notebooks.stabilization.check_gain`);
+    ``check_system`` adds :func:`~udk_notebooks.stabilization.system_stability`.
+    An explicit adaptive method with gains that make it stiff gets a warning.
+    """
+    if stabilization is None:
+        return
+    if method in FIXED_STEP_METHODS and not allow_unstable:
         from .stabilization import check_gain
 
         check_gain(stabilization, method, step, cm.n_holonomic, cm.n_nonholonomic)  # raises unless bounded
         if check_system:
             from .stabilization import system_stability
 
-            report = system_stability(cm, stabilization, method, step, (t0, tf), q, qd, params=params)
+            report = system_stability(cm, stabilization, method, step, span, q, qd, params=params)
             if not report.accepted:
                 raise UnstableGainError(f"{report}\nPass allow_unstable=True to simulate to run it anyway")
+    if method in EXPLICIT_ADAPTIVE:
+        _warn_if_stiff(stabilization, cm, method, span[1] - span[0])
 
-    if stabilization is not None and method in EXPLICIT_ADAPTIVE:
-        _warn_if_stiff(stabilization, cm, method, tf - t0)
 
+def _start(cm, t0, q, qd, p):
+    """The friction modes at the start, the state with sticking contacts at rest, and the divergence bound."""
     y = np.concatenate([q, qd])
-    with single_blas_thread():
-        modes = cm.friction_modes(t0, q, qd, p)
-        y = stick_velocity(cm, t0, y, p, modes)
-        limit = DIVERGENCE_FACTOR * (1.0 + float(np.abs(y).max(initial=0.0)))
-        record = ([], [], [])  # the samples so far, kept for the error of a run that fails part-way
-        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is stopped below, not warned about
-            monitor = None
-            if on_singular != "ignore":
-                monitor = RankMonitor(cm, p, t0, y)
-                monitor.action = on_singular
-                monitor = monitor if monitor.active else None
-            try:
-                if method in FIXED_STEP_METHODS:
-                    run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches,
-                                           limit, t_eval, record, monitor)
-                else:
-                    run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization,
-                                              max_switches, limit, record, monitor)
-            except _StepFailure as failure:
-                found = _singular_failure(monitor, failure)
-                if found is None:
-                    raise _failed_run(cm, p, record, failure, method, stabilization, limit) from failure.cause
-                before = [k for k, t in enumerate(record[0]) if t < failure.t]
-                if not before:
-                    raise _failed_run(cm, p, record, failure, method, stabilization, limit) from failure.cause
-                run = (*_ordered(*([seq[k] for k in before] for seq in record)), found)
-            *arrays, stop = run
-            found = stop if isinstance(stop, SingularConfiguration) else None
-            trajectory = _sample(cm, p, *arrays, None if found else stop, method, stabilization, limit)
-            if found is not None and trajectory.status == "ok":
-                trajectory = dataclasses.replace(trajectory, status="singular", stop_time=found.time,
-                                                 stop_reason=found.message, singularity=found)
-                if on_singular == "raise":
-                    raise SingularConfigurationError(found.message, time=found.time, state=found.state,
-                                                     trajectory=trajectory, singularity=found)
-            return trajectory
+    modes = cm.friction_modes(t0, q, qd, p)
+    y = stick_velocity(cm, t0, y, p, modes)
+    return modes, y, DIVERGENCE_FACTOR * (1.0 + float(np.abs(y).max(initial=0.0)))
+
+
+def _monitor(cm, p, t0, y, on_singular) -> RankMonitor | None:
+    """The singular-configuration monitor of the run (None when off or when there is nothing to watch)."""
+    if on_singular == "ignore":
+        return None
+    monitor = RankMonitor(cm, p, t0, y)
+    monitor.action = on_singular
+    return monitor if monitor.active else None
+
+
+def _run(cm, p, y, t0, tf, method, step, t_eval, rtol, atol, modes, stab, max_switches, limit, monitor):
+    """Integrate: ``((times, states, modes_log), stop)``, where ``stop`` is None, a reason or a SingularConfiguration.
+
+    A run that fails part-way raises the SimulationError that carries the
+    samples before (or stops at the singular configuration behind the failure).
+    """
+    record = ([], [], [])  # the samples so far, kept for the error of a run that fails part-way
+    try:
+        if method in FIXED_STEP_METHODS:
+            run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stab, max_switches, limit, t_eval, record,
+                                   monitor)
+        else:
+            run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stab, max_switches, limit,
+                                      record, monitor)
+    except _StepFailure as failure:
+        found = _singular_failure(monitor, failure)
+        before = [k for k, t in enumerate(record[0]) if t < failure.t]
+        if found is None or not before:
+            raise _failed_run(cm, p, record, failure, method, stab, limit) from failure.cause
+        run = (*_ordered(*([seq[k] for k in before] for seq in record)), found)
+    *arrays, stop = run
+    return arrays, stop
+
+
+def _report(cm, p, arrays, stop, method, stab, limit, on_singular) -> Trajectory:
+    """The Trajectory of a finished run (see :func:`_sample`), its singular stop marked (or raised)."""
+    found = stop if isinstance(stop, SingularConfiguration) else None
+    trajectory = _sample(cm, p, *arrays, None if found else stop, method, stab, limit)
+    if found is not None and trajectory.status == "ok":
+        trajectory = dataclasses.replace(trajectory, status="singular", stop_time=found.time,
+                                         stop_reason=found.message, singularity=found)
+        if on_singular == "raise":
+            raise SingularConfigurationError(found.message, time=found.time, state=found.state,
+                                             trajectory=trajectory, singularity=found)
+    return trajectory
 
 
 def _singular_failure(monitor, failure) -> SingularConfiguration | None:
@@ -819,13 +868,13 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
 
     reached = []  # (t, y) of the steps solve_ivp accepted in this segment: kept if it fails inside the solver
 
-    def runaway(tt, yy):  # crosses zero, downwards, where the state outgrows the divergence limit
+    def outgrown(tt, yy):  # crosses zero, downwards, where the state outgrows the divergence limit
         # solve_ivp evaluates every event once per accepted step (and at the start): the step is recorded here,
         # since a failure raised inside the right-hand side leaves solve_ivp without returning its samples.
         reached.append((float(tt), np.array(yy, dtype=float)))
         return limit - float(np.abs(yy).max(initial=0.0)) if np.all(np.isfinite(yy)) else -1.0
 
-    runaway.terminal, runaway.direction = True, -1
+    outgrown.terminal, outgrown.direction = True, -1
     budget = _Budget(t0, tf)
     while True:
         seg = _Segment(cm, p, modes, stab, budget)
@@ -840,7 +889,7 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         if watching:
             monitor.rebase(t, y)
             events.extend(_guarded(event) for event in monitor.events())
-        events.append(runaway)
+        events.append(outgrown)
         sub_eval = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= tf)]
         reached.clear()
         try:
