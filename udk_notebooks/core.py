@@ -850,6 +850,9 @@ class StackedGram:
     Q : ndarray, shape (n, G)
     A : ndarray, shape (r, n, G)
     b : ndarray, shape (r, G)
+    usable : ndarray of bool, shape (G,), optional
+        Where ``mass_solve`` holds (it returns NaN for the other members);
+        by default read off the finiteness of its result.
 
     Attributes
     ----------
@@ -862,27 +865,34 @@ class StackedGram:
         must be solved one by one with :func:`solve`; their entries are meaningless.
     """
 
-    def __init__(self, mass_solve: Callable[[np.ndarray], np.ndarray], Q: np.ndarray, A: np.ndarray, b: np.ndarray):
+    def __init__(self, mass_solve: Callable[[np.ndarray], np.ndarray], Q: np.ndarray, A: np.ndarray, b: np.ndarray,
+                 usable: np.ndarray | None = None):
         self.mass_solve, self.A = mass_solve, A
         r, _, G = A.shape
         if r:
             X = mass_solve(np.concatenate([Q[:, None, :], A.transpose(1, 0, 2)], axis=1))  # M^{-1} [Q, A^T]
         else:
             X = mass_solve(Q[:, None, :])
-        solved = np.isfinite(X).all(axis=(0, 1))
+        # `usable`: where the caller's M^{-1} holds (the others come back as NaN); else read off X itself
+        solved = np.isfinite(X).all(axis=(0, 1)) if usable is None else usable
         if not solved.all():  # those members go to the one-by-one route (ok False)
             X = np.where(solved, X, 0.0)
         a, self.XA = X[:, 0], X[:, 1:]
+        if r == 0:
+            self.ok, self.multipliers, self.qdd = solved & np.isfinite(a).all(axis=0), np.zeros((0, G)), a
+            self._gram_solve = lambda rhs: rhs  # noqa: E731
+            return
+        if r == 1:  # one row (a pendulum): a handful of row operations, no LAPACK and no temporaries to stack
+            row, x = A[0], self.XA[:, 0]
+            g = _dot(row, x)
+            ok = np.isfinite(g) & (g > TINY_GRAM)
+            g = np.where(ok, g, 1.0)
+            lam = (b[0] - _dot(row, a)) / g
+            self.ok, self.multipliers, self.qdd = ok & solved, lam[None, :], a + x * lam
+            self._gram_solve = lambda rhs: rhs / g  # noqa: E731
+            return
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            if r == 0:
-                ok = np.ones(G, dtype=bool)
-                self._gram_solve = lambda rhs: rhs  # noqa: E731
-            elif r == 1:
-                g = _dot(A[0], self.XA[:, 0])
-                ok = np.isfinite(g) & (g > TINY_GRAM)
-                g = np.where(ok, g, 1.0)
-                self._gram_solve = lambda rhs: rhs / g  # noqa: E731
-            elif r == 2:  # closed forms, cheaper than a LAPACK call per member
+            if r == 2:  # closed forms, cheaper than a LAPACK call per member
                 g00, g11 = _dot(A[0], self.XA[:, 0]), _dot(A[1], self.XA[:, 1])
                 g10 = _dot(A[1], self.XA[:, 0])
                 top = (g00 + g11) / 2 + np.hypot((g00 - g11) / 2, g10)  # largest eigenvalue (as eigvalsh)
@@ -891,7 +901,10 @@ class StackedGram:
                 det = np.where(ok, g00 * g11 - g10 * g10, 1.0)
 
                 def two(rhs):
-                    return np.stack([(g11 * rhs[0] - g10 * rhs[1]) / det, (g00 * rhs[1] - g10 * rhs[0]) / det])
+                    out = np.empty_like(rhs)
+                    out[0] = (g11 * rhs[0] - g10 * rhs[1]) / det
+                    out[1] = (g00 * rhs[1] - g10 * rhs[0]) / det
+                    return out
 
                 self._gram_solve = two
             else:
@@ -902,13 +915,17 @@ class StackedGram:
                 gram = np.where(ok[:, None, None], gram, np.eye(r))
                 self._gram_solve = lambda rhs: np.linalg.solve(gram, rhs.T[:, :, None])[:, :, 0].T  # noqa: E731
             self.ok = ok & solved
-            self.multipliers = self._gram_solve(b - self._rows_dot(a)) if r else np.zeros((0, G))
+            self.multipliers = self._gram_solve(b - self._rows_dot(a))
             self.qdd = a + self._combine(self.XA, self.multipliers)
 
     def _rows_dot(self, v: np.ndarray) -> np.ndarray:
         """``A v`` for ``v`` of shape (n, G): shape (r, G)."""
-        return np.stack([_dot(row, v) for row in self.A]) if self.A.shape[0] <= 8 else np.einsum(
-            "rng,ng->rg", self.A, v)
+        if self.A.shape[0] > 8:
+            return np.einsum("rng,ng->rg", self.A, v)
+        out = np.empty((self.A.shape[0], v.shape[1]))
+        for i, row in enumerate(self.A):
+            out[i] = _dot(row, v)
+        return out
 
     @staticmethod
     def _combine(columns: np.ndarray, weights: np.ndarray) -> np.ndarray:

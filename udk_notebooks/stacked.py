@@ -198,7 +198,7 @@ def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stu
         A_rows, b_rows = scale_rows(A[:m].transpose(2, 0, 1), b[:m].T)
         A = np.concatenate([A_rows.transpose(1, 2, 0), A[m:]], axis=0) if stuck else A_rows.transpose(1, 2, 0)
         b = np.concatenate([b_rows.T, b[m:]], axis=0) if stuck else b_rows.T
-    gram = StackedGram(mass, Q, A, b)
+    gram = StackedGram(mass, Q, A, b, usable=mass.ok)
     qdd, total, ratios = gram.qdd, C, None
     normal = gram.ideal(slice(0, m)) if (friction is not None or forces) else None
     if friction is not None and friction.shape[0]:

@@ -336,10 +336,7 @@ def sweep(
 def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepResult:
     """Residuals of every reached sample, ``simulate``'s residual stop, and the per-member summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
-    # The stepped states (N, B, 2n) in the per-member layout (B, N, 2n); the stepped copy is dropped at once, so
-    # that the peak stays near twice the output (benchmarks/sweep_memory.py).
-    states = np.ascontiguousarray(run.states.transpose(1, 0, 2))
-    run.states = None
+    states, run.states = run.states, None  # (B, N, 2n): the per-member layout, filled step by step
     phi, vel = _residuals(cm, batch.P, grid, states)
     done = np.isfinite(states[:, :, 0])  # a sample is all numbers (reached) or all NaN
     phi[~done] = vel[~done] = np.nan
