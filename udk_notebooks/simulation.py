@@ -751,18 +751,13 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
             t = t + hi
             y = stepper(seg.rhs, t - hi, y, hi)
             switches += 1
-            if switches > max_switches:
-                _too_many_switches(t, y, max_switches)
-            try:
-                modes = _next_modes(cm, t, y, p, modes, fired)
-            except _Impact as impact:
-                times.append(t), states.append(y), log.append(modes)
-                return np.array(times), np.array(states).reshape(len(times), -1), log, (t, impact.reason, "impact")
-            y = stick_velocity(cm, t, y, p, modes)
+            modes, y, impact = _after_switch(cm, t, y, p, modes, fired, switches, max_switches)
+            times.append(t), states.append(y), log.append(modes)  # switching instants are always sampled
+            if impact is not None:
+                return np.array(times), np.array(states).reshape(len(times), -1), log, impact
             seg = _Segment(cm, p, modes, stab)
             if monitor is not None and monitor.active:
                 monitor.rebase(t, y)
-            times.append(t), states.append(y), log.append(modes)
             if t >= target - 1e-13 * max(1.0, abs(t)):
                 k += 1
             continue
@@ -846,6 +841,23 @@ def _check_memory(cm, steps: float, t_eval) -> None:
             f"`step` gives {steps:.3g} steps, whose output needs about {need / 2**30:.1f} GiB "
             f"(limit {MEMORY_LIMIT / 2**30:.0f} GiB): pass `t_eval` with the times you want kept "
             "(the steps still land on them), or take a larger `step`")
+
+
+def _after_switch(cm, t, y, p, modes, fired, switches, max_switches):
+    """``(modes, y, impact)`` after the switches ``fired`` at ``(t, y)``, the run's ``switches``-th.
+
+    The new modes with sticking contacts put at rest, and ``impact`` None; or,
+    when an open contact came back to its surface, the old modes and state and
+    the stop ``(t, reason, "impact")`` that ends the run. More than
+    ``max_switches`` switches fail the run.
+    """
+    if switches > max_switches:
+        _too_many_switches(t, y, max_switches)
+    try:
+        new = _next_modes(cm, t, y, p, modes, fired)
+    except _Impact as impact:
+        return modes, y, (t, impact.reason, "impact")
+    return new, stick_velocity(cm, t, y, p, new), None
 
 
 def _too_many_switches(t, y, max_switches):
@@ -937,16 +949,11 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         fired = [i for i, te in enumerate(sol.t_events[:seg.count]) if te.size]
         t, y = float(sol.t_events[fired[0]][0]), sol.y_events[fired[0]][0]
         switches += 1
-        if switches > max_switches:
-            _too_many_switches(t, y, max_switches)
-        try:
-            modes = _next_modes(cm, t, y, p, modes, fired)
-        except _Impact as impact:
-            times.append(t), states.append(y), log.append(modes)
-            return (*_ordered(times, states, log), (t, impact.reason, "impact"))
-        y = stick_velocity(cm, t, y, p, modes)
+        modes, y, impact = _after_switch(cm, t, y, p, modes, fired, switches, max_switches)
         # Switching instants are always sampled: the force terms have kinks there.
         times.append(t), states.append(y), log.append(modes)
+        if impact is not None:
+            return (*_ordered(times, states, log), impact)
     return (*_ordered(times, states, log), None)
 
 
