@@ -9,9 +9,12 @@ single :func:`udk_notebooks.simulate` run to rounding:
   data of every member in one lambdified, CSE'd call, members along the last
   axis (:class:`Batch`, :class:`_View`);
 * the Udwadia-Kalaba equation (Udwadia & Kalaba 1992, Eq. 7; Udwadia, Kalaba &
-  Fan 2005, Eqs. 10-11 for ``C`` and friction) is solved for all members with
-  stacked linear algebra, and by the single-run solver for a member whose Gram
-  matrix is ill-conditioned;
+  Fan 2005, Eqs. 10-11 for ``C`` and friction) is solved for all members by
+  the one stacked solver (:func:`udk_notebooks.stacked.solve_stack`, which
+  also samples a single run's output), and by the single-run solver for a
+  member whose Gram matrix is ill-conditioned;
+* the steps, the start check and the divergence rule are ``simulate``'s own
+  (:mod:`udk_notebooks.stepping`);
 * :func:`refusals` decides the gain check (Beshaw 2014, Theorems 1-2) and the
   start check for every member as ``simulate`` would;
 * Coulomb contacts switch per member: a member whose switching function

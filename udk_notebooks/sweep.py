@@ -520,9 +520,9 @@ def _check_memory(cm, members: int, samples: int) -> None:
     """Refuse a sweep whose output would not fit in ``simulate``'s :data:`MEMORY_LIMIT`, before allocating it.
 
     The output holds, per member and sample, ``q``, ``q'`` and the residuals
-    (``2 n + m_h + m`` numbers); the batch peaks at about twice that while it
-    turns the stepped states into the per-member layout
-    (``benchmarks/sweep_memory.py`` measures it).
+    (``2 n + m_h + m`` numbers); the batch stores the states in that layout as
+    it steps and stays below twice that (``benchmarks/sweep_memory.py``
+    measures it).
     """
     per_sample = 8 * (2 * cm.n + cm.n_holonomic + cm.m)
     need = float(members) * float(samples) * per_sample
