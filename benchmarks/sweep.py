@@ -1,12 +1,18 @@
-"""The two sweep targets of issue 12, measured against a loop of single `simulate` runs.
+"""The sweep targets of issues 12 and 23: against a loop of single `simulate` runs, and against numpy by hand.
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/sweep.py [--loop-sample 50] [--repeat 3]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/sweep.py [--loop-sample 50] [--repeat 3] [--only-numpy]
 
 1. 2500 five-second RK4 runs (step 0.01) of the Baumgarte-stabilized Cartesian
    pendulum, a 50 x 50 grid of (alpha, beta) in [0, 40]^2 (target: <= 1 s).
 2. A 2500-point (alpha, mu) map of the incline with friction (mu_s = mu), 2 s,
    RK4 step 0.005, each member sliding up, stopping, then sticking or sliding
    back on its own (target: <= 2 s).
+3. The run of 1. through the public ``sweep`` against an RK4 written by hand
+   in numpy for that one system, all members in one array (issue 23: ratio
+   sweep / hand-written <= 2). The two are timed alternately in one process
+   (``--repeat`` times each, best and median reported) and their final states
+   must agree to 1e-9 for every member the sweep ran to the end.
+   ``--only-numpy`` runs this comparison alone.
 
 The loop time is measured on ``--loop-sample`` members and scaled to 2500
 (a full loop takes minutes); the batch is measured in full (after one warm-up
@@ -56,13 +62,93 @@ def interleaved(batch, single, picks, repeat):
     return float(np.median(times)), result, singles
 
 
+def hand_written_rk4(q0, qd0, alpha, beta, mass, length, gravity, step, count):
+    """RK4 of the Baumgarte-stabilized Cartesian pendulum, every gain pair at once (the numpy baseline).
+
+    The state rows are ``x, y, x', y'``, each of shape (B,). With ``M = m I``,
+    ``Q = (0, -m g)``, the one row ``A = (2x, 2y)`` of ``phi = x^2 + y^2 - l^2``
+    and ``b = -2 (x'^2 + y'^2) - 2 alpha phi' - beta^2 phi`` (Baumgarte's
+    correction), Eq. (7) of Udwadia & Kalaba (1992) reads
+    ``q'' = a + A^T (b - A a) / (A A^T)`` with ``a = (0, -g)`` (the mass cancels).
+    """
+    B = alpha.size
+    y = np.empty((4, B))
+    y[:2] = np.asarray(q0, dtype=float)[:, None]
+    y[2:] = np.asarray(qd0, dtype=float)[:, None]
+    damping, stiffness = 2.0 * alpha, beta**2
+    del mass  # M = m I: the mass cancels from q'' (kept in the signature to say so)
+
+    def rate(state):
+        x, z, u, v = state
+        phi = x * x + z * z - length**2
+        phi_rate = 2.0 * (x * u + z * v)
+        rhs = -2.0 * (u * u + v * v) - damping * phi_rate - stiffness * phi  # b, stabilized
+        lam = (rhs + 2.0 * z * gravity) / (4.0 * (x * x + z * z))  # (b - A a) / (A A^T)
+        return np.stack([u, v, 2.0 * x * lam, -gravity + 2.0 * z * lam])
+
+    for _ in range(count):
+        k1 = rate(y)
+        k2 = rate(y + step / 2 * k1)
+        k3 = rate(y + step / 2 * k2)
+        k4 = rate(y + step * k3)
+        y = y + step / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return y.T
+
+
+def against_numpy(repeat):
+    """Target 3: the public sweep against :func:`hand_written_rk4`, timed alternately in one process."""
+    cm = chain.cartesian_pendulum().compile()
+    q0, qd0 = chain.pendulum_initial_state(1.0)
+    alphas, betas = np.linspace(0, 40, 50), np.linspace(0, 40, 50)
+    gains = parameter_grid(alpha=alphas, beta=betas)
+    stabs = [udk.Baumgarte(g["alpha"], g["beta"]) for g in gains]
+    alpha = np.array([g["alpha"] for g in gains])
+    beta = np.array([g["beta"] for g in gains])
+    values = dict(zip(cm.parameter_names, cm.defaults.tolist()))
+    step, t_end = 0.01, 5.0
+    count = int(round(t_end / step))
+
+    def public():
+        return sweep(cm, (0.0, t_end), q0, qd0, stabilization=stabs, step=step, progress=False)
+
+    def by_hand():
+        with np.errstate(all="ignore"):  # gains that the sweep refuses may blow up here
+            return hand_written_rk4(q0, qd0, alpha, beta, values["m"], values["l"], values["g"], step, count)
+
+    public(), by_hand()  # warm-up: the lambdified batch functions are built once
+    sweep_times, numpy_times = [], []
+    for _ in range(repeat):
+        dt, result = timed(public)
+        sweep_times.append(dt)
+        dt, final = timed(by_hand)
+        numpy_times.append(dt)
+    finished = result.status == "ok"
+    end = np.concatenate([result.q[:, -1], result.qd[:, -1]], axis=1)
+    worst = float(np.abs(end[finished] - final[finished]).max())
+    assert finished.sum() > 0.9 * len(stabs), f"only {finished.sum()} of {len(stabs)} members finished"
+    assert worst <= 1e-9, f"the sweep and the hand-written RK4 differ by {worst:.3e} at the end"
+    best, median = min(sweep_times), float(np.median(sweep_times))
+    base_best, base_median = min(numpy_times), float(np.median(numpy_times))
+    ratio = best / base_best
+    print(f"sweep vs hand-written numpy RK4 ({len(stabs)} Baumgarte runs, {count} steps; {int(finished.sum())} "
+          f"finished, {int((result.status == 'refused').sum())} refused, "
+          f"{int((result.status == 'diverged').sum())} diverged): sweep best {best:.3f} s / median {median:.3f} s, "
+          f"numpy best {base_best:.3f} s / median {base_median:.3f} s, ratio of best {ratio:.2f} "
+          f"(of medians {median / base_median:.2f}), target <= 2 -> {'met' if ratio <= 2 else 'NOT met'}; "
+          f"max |final state difference| = {worst:.1e}")
+
+
 def main():
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     parser = argparse.ArgumentParser()
     parser.add_argument("--loop-sample", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3, help="batch runs (the median is reported)")
+    parser.add_argument("--only-numpy", action="store_true", help="only the comparison with hand-written numpy")
     args = parser.parse_args()
     sample, repeat = args.loop_sample, args.repeat
+    if args.only_numpy:
+        against_numpy(repeat)
+        return
     rng = np.random.default_rng(0)
 
     pendulum = chain.cartesian_pendulum().compile()
@@ -106,6 +192,7 @@ def main():
                     float(np.abs(one.qd[on_grid] - result.qd[i]).max()))
         assert np.array_equal(one.modes, result.modes[i]), f"modes differ for member {i}"
     report("friction map, 2500 points", batch_s, loop_s * len(grid) / sample, worst, 2)
+    against_numpy(repeat)
 
 
 if __name__ == "__main__":

@@ -166,16 +166,16 @@ def test_singular_mass_goes_sample_by_sample(monkeypatch):
 def test_members_the_batch_cannot_vouch_for_are_solved_one_by_one(monkeypatch):
     # Every other member of each stacked solve is declared unreliable and spoiled with NaN:
     # the output must come out the same, through solve_modes for those samples.
-    solve_batch = simulation.solve_batch
+    solve_stack = simulation.solve_stack
 
     def unreliable(*args, **kwargs):
-        sol = solve_batch(*args, **kwargs)
+        sol = solve_stack(*args, **kwargs)  # members along the last axis
         sol.ok[::2] = False
-        sol.qdd[::2] = np.nan
-        sol.ideal[::2] = np.nan
+        sol.qdd[:, ::2] = np.nan
+        sol.ideal[:, ::2] = np.nan
         return sol
 
-    monkeypatch.setattr(simulation, "solve_batch", unreliable)
+    monkeypatch.setattr(simulation, "solve_stack", unreliable)
     for name in ("rolling_disk", "inclined_line", "double_pendulum"):
         cm, (q0, qd0) = _catalogue(name)
         traj = simulate(cm, (0.0, 1.0), q0, qd0, method="RK45", t_eval=np.linspace(0.0, 1.0, 21))

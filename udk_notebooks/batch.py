@@ -9,9 +9,12 @@ single :func:`udk_notebooks.simulate` run to rounding:
   data of every member in one lambdified, CSE'd call, members along the last
   axis (:class:`Batch`, :class:`_View`);
 * the Udwadia-Kalaba equation (Udwadia & Kalaba 1992, Eq. 7; Udwadia, Kalaba &
-  Fan 2005, Eqs. 10-11 for ``C`` and friction) is solved for all members with
-  stacked linear algebra, and by the single-run solver for a member whose Gram
-  matrix is ill-conditioned;
+  Fan 2005, Eqs. 10-11 for ``C`` and friction) is solved for all members by
+  the one stacked solver (:func:`udk_notebooks.stacked.solve_stack`, which
+  also samples a single run's output), and by the single-run solver for a
+  member whose Gram matrix is ill-conditioned;
+* the steps, the start check and the divergence rule are ``simulate``'s own
+  (:mod:`udk_notebooks.stepping`);
 * :func:`refusals` decides the gain check (Beshaw 2014, Theorems 1-2) and the
   start check for every member as ``simulate`` would;
 * Coulomb contacts switch per member: a member whose switching function
@@ -30,9 +33,9 @@ from functools import partial
 import numpy as np
 
 from .compiled import HOLD_RTOL, STICK_SPEED
-from .core import GRAM_RCOND, RANK_RTOL, scale_rows
 from .singular import SINGULAR_RTOL
-from .simulation import _check_initial, _runaway, _stick_velocity
+from .stacked import constant_mass, solve_stack, state_mass
+from .stepping import check_initial, euler_step, rk4_step, runaway, stick_velocity
 from .stabilization import check_gain, stability
 
 __all__ = ["PARK_STEPS", "Batch", "Messages", "initial_modes", "integrate", "refusals"]
@@ -53,7 +56,7 @@ def refusals(cm, t0, q0, qd0, P, stabs, method, step, tol) -> dict:
     speed = np.abs(vel).max(axis=1, initial=0.0) / (tol * np.maximum(1.0, np.abs(qd0).max(axis=1)))
     for i in np.flatnonzero(~((pos < 0.5) & (speed < 0.5))):  # near or past the tolerance: the single check
         try:
-            _check_initial(cm, t0, q0[i], qd0[i], P[i], tol)
+            check_initial(cm, t0, q0[i], qd0[i], P[i], tol)
         except ValueError as exc:
             refused[int(i)] = str(exc)
     stabilized = [i for i in range(B) if stabs[i] is not None and i not in refused]
@@ -151,21 +154,10 @@ class Batch:
         self.b2 = gains[:, 1] ** 2
         self.mg = -gains[:, 2]
         self.stabilized = bool(np.any(gains))
-        self.diagonal = self.inverse = None
-        self.singular = False
-        if cm.constant_mass:  # M(p) once per distinct parameter vector, inverted in one stacked call
-            unique, which = np.unique(P, axis=0, return_inverse=True)
-            masses = np.array([np.asarray(cm.mass(p), dtype=float) for p in unique])
-            eig = np.linalg.eigvalsh(masses)
-            if not np.all(eig[:, 0] > 1e-10 * np.abs(eig).max(axis=1)):  # a singular M: simulate's own solver
-                self.singular = True
-                return
-            inverse = np.linalg.inv(masses)
-            off = ~np.eye(cm.n, dtype=bool)
-            if not np.any(inverse[:, off]):  # diagonal (Cartesian coordinates): a product per entry
-                self.diagonal = np.diagonal(inverse, axis1=1, axis2=2)[which.ravel()]
-            else:
-                self.inverse = inverse[which.ravel()]
+        self.mass, self.singular = None, False
+        if cm.constant_mass:  # M(p) factorized once per distinct parameter vector (stacked.constant_mass)
+            self.mass = constant_mass(cm, P)
+            self.singular = self.mass is None  # a singular M (a massless coordinate): simulate's own solver
 
     def view(self, rows, modes) -> "_View":
         return _View(self, np.asarray(rows), modes)
@@ -189,9 +181,7 @@ class _View:
         self.prepared = batch.cm.prepare_terms(self.p_rows)  # the parameter-only subexpressions, once
         self.c2a, self.b2, self.mg = batch.c2a[rows], batch.b2[rows], batch.mg[rows]
         self.lowest_limit = batch.limit[rows].min(initial=np.inf)  # below it, no member has run away
-        self.diagonal = None if batch.diagonal is None else batch.diagonal[rows]
-        self.diagonal_rows = None if self.diagonal is None else np.ascontiguousarray(self.diagonal.T)
-        self.inverse = None if batch.inverse is None else batch.inverse[rows]
+        self.mass = None if batch.mass is None else batch.mass.take(rows)
         self.failures = {}
         self.set_modes(np.array(modes, dtype=np.int64).reshape(len(rows), self.cm.n_friction))
         cm = self.cm
@@ -227,24 +217,25 @@ class _View:
             return None
         return np.argsort(self.codes, kind="stable")
 
-    def _mass_solve(self, sel, X, M):
-        """``M^{-1} X`` for X of shape (G, n, k); NaN for a member whose ``M`` is singular there."""
-        if self.diagonal is not None:
-            return self.diagonal[sel][:, :, None] * X
-        if self.inverse is not None:
-            return self.inverse[sel] @ X
-        ok, M = _definite(M[sel])
-        out = np.linalg.solve(M, X)
-        if not ok.all():  # near-singular or indefinite: simulate decides the member's run (its monitor included)
-            out[~ok] = np.nan
-            t = self._now
-            for i in np.arange(len(self.rows))[sel][~ok]:
-                self.failures.setdefault(int(self.rows[i]), (float(t if np.ndim(t) == 0 else t[i]),
-                                                            "mass matrix near singular or not definite"))
-        return out
+    def _state_mass(self, t, M):
+        """The solver of the members' own mass matrices ``M`` (L, n, n); members it cannot trust are handed over.
+
+        A Cholesky pivot squared must be above ``SINGULAR_RTOL^2`` times the
+        largest diagonal entry (the relative singular value of ``M^(1/2)`` at
+        which ``simulate``'s singular-configuration monitor stops a run). A
+        member that fails it, or whose ``M`` is not finite, gets NaN and is
+        handed to ``simulate``, which refuses an indefinite ``M``, stops at a
+        singular one, or runs on where its monitor finds nothing (a mass matrix
+        that depends on the coordinates can lose rank or sign along a run, e.g.
+        ``m1 (1 + x^2)`` with ``m1 < 0``, or polar coordinates through the origin).
+        """
+        mass = state_mass(M, SINGULAR_RTOL**2, relative_to="largest")
+        for i in np.flatnonzero(~mass.ok):
+            self.failures.setdefault(int(self.rows[i]), (float(t if np.ndim(t) == 0 else t[i]),
+                                                         "mass matrix near singular or not definite"))
+        return mass
 
     def evaluate(self, t, y):
-        self._now = t  # the stage time(s), for the members :meth:`_mass_solve` hands over
         cm, n, m, nh = self.cm, self.cm.n, self.cm.m, self.cm.n_holonomic
         L = y.shape[0]
         yt = y.T
@@ -257,7 +248,7 @@ class _View:
         A = buf[k + n : k + n + m * n].reshape(m, n, L)
         b = buf[k + n + m * n : k + n + m * n + m]
         C = buf[k + n + m * n + m :] if cm.has_nonideal else None
-        M = None if cm.constant_mass else buf[:k].reshape(n, n, L).transpose(2, 0, 1)
+        mass = self.mass if cm.constant_mass else self._state_mass(t, buf[:k].reshape(n, n, L).transpose(2, 0, 1))
         correction = None
         if self.batch.stabilized:  # Baumgarte.correction, row by row: -2 alpha phi' - beta^2 phi, then -gamma psi
             phi, vel = terms[E : E + nh], terms[E + nh : E + nh + m]
@@ -265,9 +256,6 @@ class _View:
             for i in range(m):
                 correction[i] = self.c2a * vel[i] - self.b2 * phi[i] if i < nh else self.mg * vel[i]
             b = b + correction
-        if m:  # rows of one size, as udwadia_kalaba and CompiledModel.solve_modes give them to the solver
-            A_scaled, b_scaled = scale_rows(A.transpose(2, 0, 1), b.T)
-            A, b = A_scaled.transpose(1, 2, 0), b_scaled.T
         contacts = self.modes.shape[1]
         F = None
         if contacts:  # per contact: s, drift, mu, mu_s, slope (n)
@@ -275,29 +263,31 @@ class _View:
             for j, value in enumerate(terms[E + nh + m :]):
                 F[j // (4 + n), j % (4 + n)] = value
         self.friction = F
-        out = np.empty((L, 2 * n))
-        out[:, :n] = y[:, n:]
+        # (q', q'') row by row, members along the last axis, turned at the end: a copy of (L, n) slices of
+        # (L, 2n) goes a few numbers at a time and cost more than the whole solve
+        out = np.empty((2 * n, L))
+        out[:n] = yt[n:]
         g = ratios = np.empty((L, 0))
         if contacts:
             ratios = np.full((L, contacts), np.nan)
         for sel, stuck in self.groups:
-            if 0 < m + len(stuck) <= 2 and self.diagonal is not None:
-                qdd, ok, ratio = self._solve_small(sel, Q, A, b, C, F, stuck)
-                out[sel, n:] = qdd.T
-            else:
-                qdd, ok, ratio = self._solve(sel, Q.T, A.transpose(2, 0, 1), b.T, None if C is None else C.T,
-                                             M, F, stuck)
-                out[sel, n:] = qdd
+            whole = isinstance(sel, slice) and sel == slice(None)
+            sol = solve_stack(mass if whole else mass.take(sel), Q if whole else Q[:, sel],
+                              A if whole else A[:, :, sel], b if whole else b[:, sel],
+                              None if C is None else C[:, sel], None if F is None else F[:, :, sel],
+                              None if F is None else self.modes[sel].T, stuck)
+            out[n:, sel] = sol.qdd
             if stuck:
-                ratios[np.ix_(np.arange(L)[sel], stuck)] = ratio
-            if not ok.all():  # ill-conditioned Gram matrix: the single-run solver decides
-                members = np.arange(L)[sel][~ok]
-                for i in members:
-                    out[i, n:], ratios[i] = self._single(t, y[i], i, correction)
+                ratios[np.ix_(np.arange(L)[sel], stuck)] = sol.ratios.T
+            if not sol.ok.all():  # ill-conditioned Gram matrix: the single-run solver decides
+                members = np.arange(L)[sel]
+                for i in members[~sol.ok & mass.ok[sel]]:
+                    out[n:, i], ratios[i] = self._single(t, y[i], i, correction)
+                out[n:, members[~mass.ok[sel]]] = np.nan  # handed to simulate (see _state_mass)
         if contacts:
             s = F[:, 0].T
             g = np.where(self.modes != 0, self.modes * s, 1.0 + HOLD_RTOL - np.abs(ratios))
-        return out, g, ratios
+        return np.ascontiguousarray(out.T), g, ratios
 
     def _single(self, t, y, i, correction):
         """One member through :meth:`CompiledModel.solve_modes` (the single-run solver)."""
@@ -311,177 +301,11 @@ class _View:
             self.failures.setdefault(int(self.rows[i]), (tt, f"{type(exc).__name__}: {exc}"))
             return np.full(n, np.nan), np.full(self.modes.shape[1], np.nan)
 
-    def _solve_small(self, sel, Q, A, b, C, F, stuck):
-        """:meth:`_solve` for at most two rows (with the sticking ones) and a diagonal ``M``.
-
-        The members lie along the last axis (``Q, C`` shape (n, L), ``A``
-        (m, n, L), ``b`` (m, L)), so every operation is one numpy call on
-        rows of length L, and the 1 x 1 or 2 x 2 Gram matrix is solved in
-        closed form; ``ok`` is the test of :func:`udk_notebooks.core.solve_batch`
-        (smallest eigenvalue above ``GRAM_RCOND`` times the largest).
-        Returns ``q''`` of shape (n, G), ``ok`` and the holding ratios (G, s).
-        """
-        m = self.cm.m
-        d = self.diagonal_rows[:, sel]
-        rows = [A[i][:, sel] for i in range(m)] + [F[c, 4:][:, sel] for c in stuck]
-        rhs = [b[i][sel] for i in range(m)] + [-F[c, 1][sel] for c in stuck]
-        a = d * Q[:, sel]  # M^{-1} Q
-        X = [d * row for row in rows]  # M^{-1} A^T, column by column
-        g00 = _dot(rows[0], X[0])
-        if len(rows) == 1:
-            ok = np.isfinite(g00) & (g00 > 0)
-            g00 = np.where(ok, g00, 1.0)
-
-            def gram_solve(r):
-                return [r[0] / g00]
-        else:
-            g01, g11 = _dot(rows[0], X[1]), _dot(rows[1], X[1])
-            half, gap = (g00 + g11) / 2, np.sqrt(((g00 - g11) / 2) ** 2 + g01 * g01)
-            ok = np.isfinite(gap) & (half - gap > GRAM_RCOND * (half + gap))
-            det = np.where(ok, g00 * g11 - g01 * g01, 1.0)
-
-            def gram_solve(r):
-                return [(g11 * r[0] - g01 * r[1]) / det, (g00 * r[1] - g01 * r[0]) / det]
-        lam = gram_solve([r - _dot(row, a) for r, row in zip(rhs, rows)])
-        qdd = a
-        for x, value in zip(X, lam):
-            qdd = qdd + x * value
-        total = None if C is None else C[:, sel]
-        ratio = None
-        if F is not None:
-            normal = 0.0  # F^L without the holding forces: the geometric rows' part
-            for row, value in zip(rows[:m], lam[:m]):
-                normal = normal + row * value
-            size = np.sqrt(_dot(normal, normal)) if m else np.zeros(a.shape[1])
-            modes = self.modes[sel].T
-            for c in range(modes.shape[0]):
-                if c not in stuck:
-                    push = F[c, 2][sel] * size * modes[c] * F[c, 4:][:, sel]
-                    total = -push if total is None else total - push
-            if stuck:
-                ratio = np.array([lam[m + j] * np.sqrt(_dot(rows[m + j], rows[m + j]))
-                                  / np.maximum(F[c, 3][sel] * size, 1e-300) for j, c in enumerate(stuck)]).T
-        if total is not None:
-            aC = d * total
-            for x, value in zip(X, gram_solve([_dot(row, aC) for row in rows])):
-                aC = aC - x * value
-            qdd = qdd + aC
-        return qdd, ok, ratio
-
-    def _solve(self, sel, Q, A, b, C, M, F, stuck):
-        """Eq. (7) of Udwadia & Kalaba (1992) for one group, friction as in ``CompiledModel.solve_modes``.
-
-        The ideal force ``F^L = A^T lam`` does not depend on ``C`` (2005 paper,
-        Eq. 10): it is solved first, its size gives the kinetic friction
-        ``C = -mu |F^L| sgn(s) ds/dq'`` of the sliding contacts, and the
-        response to ``C`` is added (Eq. 11). Sticking contacts add the rows
-        ``s' = 0``; their multipliers are the holding forces.
-        """
-        m = self.cm.m
-        Q, A, b = Q[sel], A[sel], b[sel]
-        if stuck:
-            slope = F[stuck, 4:].transpose(2, 0, 1)[sel]  # (G, s, n)
-            A = np.concatenate([A, slope], axis=1)
-            b = np.concatenate([b, -F[stuck, 1].T[sel]], axis=1)
-        rows = A.shape[1]
-        At = A.transpose(0, 2, 1)
-        X = self._mass_solve(sel, np.concatenate([Q[:, :, None], At], axis=2), M)  # M^{-1} [Q, A^T]
-        solved = np.isfinite(X).all(axis=(1, 2))
-        if not solved.all():
-            X = np.where(solved[:, None, None], X, 0.0)  # those members go to the single-run solver (ok False)
-        a, XA = X[:, :, 0], X[:, :, 1:]
-        if rows == 1:
-            row, x = A[:, 0], XA[:, :, 0]
-            gram = (row * x).sum(axis=1)
-            ok = np.isfinite(gram) & (gram > 0)
-            gram = np.where(ok, gram, 1.0)
-            lam = ((b[:, 0] - (row * a).sum(axis=1)) / gram)[:, None]
-            qdd = a + x * lam
-            solve_gram = lambda r: r / gram[:, None]  # noqa: E731
-        elif rows:
-            gram = A @ XA
-            finite = np.isfinite(gram).all(axis=(1, 2))  # an overflowing member must not stop the others
-            eig = np.linalg.eigvalsh(np.where(finite[:, None, None], gram, np.eye(rows)))
-            ok = finite & (eig[:, 0] > GRAM_RCOND * eig[:, -1])
-            gram = np.where(ok[:, None, None], gram, np.eye(rows))
-            lam = np.linalg.solve(gram, (b - (A @ a[:, :, None])[:, :, 0])[:, :, None])[:, :, 0]
-            qdd = a + (XA @ lam[:, :, None])[:, :, 0]
-            solve_gram = lambda r: np.linalg.solve(gram, r[:, :, None])[:, :, 0]  # noqa: E731
-        else:
-            ok, lam, qdd = np.ones(a.shape[0], dtype=bool), np.zeros((a.shape[0], 0)), a
-            solve_gram = lambda r: r  # noqa: E731
-        ok = ok & solved
-        ratio = None
-        total = None if C is None else C[sel]
-        if F is not None:
-            ideal = (At @ lam[:, :, None])[:, :, 0]
-            normal = ideal - (At[:, :, m:] @ lam[:, m:, None])[:, :, 0] if stuck else ideal
-            size = np.sqrt((normal * normal).sum(axis=1))
-            modes = self.modes[sel]
-            for c in range(modes.shape[1]):  # sliding contacts (a sticking one has mode 0)
-                if np.any(modes[:, c]):
-                    push = (F[c, 2][sel] * size * modes[:, c])[:, None] * F[c, 4:].T[sel]
-                    total = -push if total is None else total - push
-            if stuck:
-                lengths = np.sqrt((F[stuck, 4:] ** 2).sum(axis=1)).T[sel]  # |ds/dq'| per sticking contact
-                ratio = lam[:, m:] * lengths / np.maximum(F[stuck, 3].T[sel] * size[:, None], 1e-300)
-        if total is not None:  # the constrained response to C: M^{-1} (C - A^T G^{-1} A M^{-1} C)
-            aC = self._mass_solve(sel, total[:, :, None], M)[:, :, 0]
-            if rows:
-                muC = solve_gram((A @ aC[:, :, None])[:, :, 0])
-                aC = aC - (XA @ muC[:, :, None])[:, :, 0]
-            qdd = qdd + aC
-        return qdd, ok, ratio
-
-
-def _definite(M):
-    """Which of the stacked mass matrices ``M`` (shape (G, n, n)) are clearly positive definite, and ``M`` made safe.
-
-    A Cholesky pivot must be above ``SINGULAR_RTOL`` times the square root of
-    the largest diagonal entry (the relative singular value of ``M^(1/2)`` at
-    which ``simulate``'s singular-configuration monitor stops a run): a
-    matrix that fails it, or that is not finite, is replaced by the
-    identity, and its member is handed to ``simulate``, which refuses an
-    indefinite ``M``, stops at a singular one, or runs on where the monitor
-    finds nothing (a mass matrix that depends on the coordinates can lose
-    rank or sign along a run, e.g. ``m1 (1 + x^2)`` with ``m1 < 0`` or polar
-    coordinates through the origin). Members whose mass ratio is that large
-    everywhere run one by one: slower, never different.
-    """
-    n = M.shape[-1]
-    finite = np.isfinite(M).all(axis=(1, 2))
-    safe = np.where(finite[:, None, None], M, np.eye(n))
-    diagonal = np.abs(np.diagonal(safe, axis1=1, axis2=2)).max(axis=1, initial=0.0)
-    try:
-        pivots = np.diagonal(np.linalg.cholesky(safe), axis1=1, axis2=2).min(axis=1, initial=np.inf) ** 2
-        ok = finite & (pivots > SINGULAR_RTOL**2 * diagonal)
-    except np.linalg.LinAlgError:  # some member's M is not positive definite: find which
-        eig = np.linalg.eigvalsh(safe)
-        ok = finite & (eig[:, 0] > SINGULAR_RTOL**2 * np.abs(eig).max(axis=1, initial=0.0))
-    if not ok.all():
-        safe = np.where(ok[:, None, None], safe, np.eye(n))
-    return ok, safe
-
-
-def _dot(u, v):
-    """``sum_j u[j] v[j]`` over the first axis, as row operations (a reduction over a short axis costs more)."""
-    if u.shape[0] > 8:
-        return (u * v).sum(axis=0)
-    out = u[0] * v[0]
-    for j in range(1, u.shape[0]):
-        out = out + u[j] * v[j]
-    return out
-
 
 def _advance(view, t, y, h, k1, method):
     """One Euler or RK4 step from ``(t, y)`` whose first stage ``k1`` is known; ``h`` a float or shape (L,)."""
-    if method == "euler":
-        return y + (h if np.ndim(h) == 0 else h[:, None]) * k1
-    hc = h if np.ndim(h) == 0 else h[:, None]
-    k2 = view.evaluate(t + h / 2, y + hc / 2 * k1)[0]
-    k3 = view.evaluate(t + h / 2, y + hc / 2 * k2)[0]
-    k4 = view.evaluate(t + h, y + hc * k3)[0]
-    return y + hc / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    step = euler_step if method == "euler" else rk4_step
+    return step(lambda tt, yy: view.evaluate(tt, yy)[0], t, y, h, k1)
 
 
 def initial_modes(cm, batch, t0, y, live, failures):
@@ -501,7 +325,7 @@ def initial_modes(cm, batch, t0, y, live, failures):
         p = batch.P[live[j]]
         try:
             modes[j] = cm.friction_modes(t0, y[j, :n], y[j, n:], p)
-            y[j] = _stick_velocity(cm, t0, y[j], p, tuple(modes[j]))
+            y[j] = stick_velocity(cm, t0, y[j], p, tuple(modes[j]))
         except ValueError as exc:
             failures[int(live[j])] = (t0, f"{type(exc).__name__}: {exc}")
             y[j] = np.nan
@@ -512,7 +336,7 @@ def initial_modes(cm, batch, t0, y, live, failures):
 class _Run:
     """What :func:`integrate` hands to :func:`_result`."""
 
-    states: np.ndarray  # (N, B, 2n), NaN where not reached
+    states: np.ndarray  # (B, N, 2n), NaN where not reached
     stops: dict  # member -> (time, reason, status)
     modes: np.ndarray | None  # (N, B, k) at the grid samples
     switches: dict  # member -> list of (time, modes) at switching instants
@@ -536,7 +360,9 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     """
     cm = batch.cm
     B, N, contacts = y0.shape[0], grid.size, cm.n_friction
-    states = np.full((N, B, 2 * cm.n), np.nan)  # step by step: each step's samples side by side
+    # Member by member, as the result holds them: a step writes one row per member, and no transposition of the
+    # whole run is needed at the end (it cost as much as a fifth of the integration).
+    states = np.full((B, N, 2 * cm.n), np.nan)
     mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
     run = _Run(states, {}, mode_log, {}, {})
     counts = np.zeros(B, dtype=np.int64)
@@ -548,7 +374,7 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     view = batch.view(live, modes0[live])
     y = y0[live]
     index = np.zeros(live.size, dtype=np.intp)  # grid index of each live member
-    states[0, live] = y
+    states[live, 0] = y
     if contacts:
         mode_log[0, live] = view.modes
     k1, g, _ = view.evaluate(grid[0], y)
@@ -613,15 +439,15 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         if i in view.failures:
             run.stops[i] = (*view.failures[i], "failed")
         else:
-            run.stops[i] = (float(grid[index[j]]), _runaway(y[j], limit[i]), "diverged")
+            run.stops[i] = (float(grid[index[j]]), runaway(y[j], limit[i]), "diverged")
     keep = ~gone
     if keep.all():
         at = index[0] if index[0] == index[-1] and (index == index[0]).all() else index  # one step for all: a row
-        run.states[at, live] = y
+        run.states[live, at] = y
         if contacts:
             run.modes[at, live] = view.modes
     else:
-        run.states[index[keep], live[keep]] = y[keep]
+        run.states[live[keep], index[keep]] = y[keep]
         if contacts:
             run.modes[index[keep], live[keep]] = view.modes[keep]
     keep &= index < grid.size - 1  # members at the end are done
@@ -794,7 +620,7 @@ def _release(cm, view, t, y, fired):
                 failures[member] = (float(t[j]), "the batch found no consistent friction mode here")
             except ValueError as exc:
                 failures[member] = (float(t[j]), f"{type(exc).__name__}: {exc}")
-    # _stick_velocity: the minimum-norm velocity change that puts every sticking contact at rest
+    # stepping.stick_velocity for these members at once: the minimum-norm velocity change that puts every sticking contact at rest
     y = y.copy()
     for sel, stuck in view.groups:
         if stuck:

@@ -33,10 +33,10 @@ null space of ``A``), where the rank of ``A`` itself decides which rows are
 redundant, so a badly scaled mass matrix cannot make independent rows look
 dependent.
 
-:func:`solve_batch` solves Eq. (7) through the Gram matrix for a stack of
-systems at once (parameter sweeps, :mod:`udk_notebooks.sweep`); it flags the
-members it cannot vouch for (an ill-conditioned Gram matrix), which the caller
-then solves with :func:`solve`.
+:class:`StackedGram` solves Eq. (7) through the Gram matrix for a stack of
+systems at once (a run's samples, the members of a sweep; :func:`solve_batch`
+is its members-first face); it flags the members it cannot vouch for (an
+ill-conditioned Gram matrix), which the caller then solves with :func:`solve`.
 
 The public functions scale their input by powers of two before solving (``M``
 to unit size, each row of ``A`` to unit size, the forces to the size of the
@@ -63,6 +63,7 @@ __all__ = [
     "RANK_RTOL",
     "Motion",
     "lagrange_multipliers",
+    "StackedGram",
     "solve_batch",
     "udwadia_kalaba",
     "virtual_displacements",
@@ -779,16 +780,15 @@ def solve_batch(inverse: Callable[[np.ndarray], np.ndarray], Q, A, b, extra=None
     definite ``M`` and independent rows: ``a = M^{-1} Q``,
     ``lam = (A M^{-1} A^T)^{-1} (b - A a)``, ``q'' = a + M^{-1} A^T lam`` and
     ``F^L = A^T lam``, the same vectors as Eqs. (7) and (10) (there
-    ``M^{1/2} B^+ = A^T (B B^T)^{-1}`` for independent rows). Stacked
-    (batched) numpy linear algebra does the work for all members in a few calls;
-    a Gram matrix of one or two rows is solved in closed form, entry by entry.
+    ``M^{1/2} B^+ = A^T (B B^T)^{-1}`` for independent rows). This is the
+    members-first face of :class:`StackedGram`, which does the work.
 
     Parameters
     ----------
     inverse : callable
         Maps an array of shape (B, n, k) to ``M^{-1}`` times it, member by
-        member (a compiled model supplies it: a division for a diagonal ``M``,
-        products with a stored factor for a constant one).
+        member (a division for a diagonal ``M``, products with a stored factor
+        for a constant one).
     Q : ndarray, shape (B, n)
     A : ndarray, shape (B, m, n)
     b : ndarray, shape (B, m)
@@ -800,47 +800,155 @@ def solve_batch(inverse: Callable[[np.ndarray], np.ndarray], Q, A, b, extra=None
     BatchSolution
     """
     B, n = Q.shape
-    m = A.shape[1]
     k = 0 if extra is None else extra.shape[2]
-    columns = [Q[:, :, None], np.swapaxes(A, 1, 2)] + ([] if extra is None else [extra])
-    X = inverse(np.concatenate(columns, axis=2))  # M^{-1} [Q, A^T, extra]
-    a, XA, XE = X[:, :, 0], X[:, :, 1 : 1 + m], X[:, :, 1 + m :]
-    if m == 0:
-        ok = np.ones(B, dtype=bool)
-        zero = np.zeros((B, n))
-        return BatchSolution(a, zero, np.zeros((B, 0)), XE, np.zeros((B, n, k)) if extra is None else extra, ok)
-    if m == 1 and extra is None:  # one row (a pendulum): products and sums instead of stacked matmuls
-        row, a_col, x_col = A[:, 0, :], X[:, :, 0], X[:, :, 1]
-        g = np.einsum("ij,ij->i", row, x_col)
-        ok = np.isfinite(g) & (g > 0)
-        lam = (b[:, 0] - np.einsum("ij,ij->i", row, a_col)) / np.where(ok, g, 1.0)
-        return BatchSolution(a_col + x_col * lam[:, None], row * lam[:, None], lam[:, None], XE, np.zeros((B, n, 0)), ok)
-    AX = A @ X  # [A a, G, A M^{-1} extra]
-    G = AX[:, :, 1 : 1 + m]
-    right = np.concatenate([(b - AX[:, :, 0])[:, :, None], AX[:, :, 1 + m :]], axis=2)
-    if m == 1:
-        g = G[:, 0, 0]
-        ok = np.isfinite(g) & (g > 0)
-        sol = right / np.where(ok, g, 1.0)[:, None, None]
-    elif m == 2:  # two rows (rolling disk, double pendulum): 2 x 2 closed forms, cheaper than a LAPACK call each
-        g00, g01, g10, g11 = G[:, 0, 0], G[:, 0, 1], G[:, 1, 0], G[:, 1, 1]
+
+    def mass_solve(X):  # (n, c, B) -> (n, c, B) through the members-first `inverse`
+        return np.ascontiguousarray(inverse(X.transpose(2, 0, 1)).transpose(1, 2, 0))
+
+    gram = StackedGram(mass_solve, np.asarray(Q, dtype=float).T, np.asarray(A, dtype=float).transpose(1, 2, 0),
+                       np.asarray(b, dtype=float).T)
+    ideal = gram.ideal()
+    acceleration, force = np.zeros((B, n, k)), np.zeros((B, n, k))
+    for j in range(k):
+        response, constrained = gram.respond(np.ascontiguousarray(extra[:, :, j].T))
+        acceleration[:, :, j], force[:, :, j] = response.T, constrained.T
+    return BatchSolution(gram.qdd.T, ideal.T, gram.multipliers.T, acceleration, force, gram.ok)
+
+
+TINY_GRAM = 1e-290
+"""A one-row Gram matrix ``a M^{-1} a^T`` below this is not trusted by :class:`StackedGram` (its products may
+have lost digits to underflow); such members go to :func:`solve`, which scales the row first."""
+
+
+def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``sum_j u[j] v[j]`` over the first axis as row operations (a reduction over a short axis costs more)."""
+    if u.shape[0] > 8:
+        return np.einsum("j...,j...->...", u, v)
+    out = u[0] * v[0]
+    for j in range(1, u.shape[0]):
+        out = out + u[j] * v[j]
+    return out
+
+
+class StackedGram:
+    """Eq. (7) of Udwadia & Kalaba (1992) for a stack of ``G`` systems, members along the last axis.
+
+    ``a = M^{-1} Q``, ``lam = (A M^{-1} A^T)^{-1} (b - A a)``,
+    ``q'' = a + M^{-1} A^T lam`` and ``F^L = A^T lam`` (Eq. 10), valid for a
+    positive definite ``M`` and independent rows. With the members along the
+    last axis every operation is one numpy call on rows of length ``G``; a
+    Gram matrix of one or two rows is solved in closed form, larger ones by
+    stacked LAPACK calls. :meth:`respond` gives the constrained response to a
+    nonideal force (Udwadia, Kalaba & Fan 2005, Eq. 11) with the same Gram
+    matrix, so a force that depends on ``F^L`` (kinetic friction) is applied
+    after it.
+
+    Parameters
+    ----------
+    mass_solve : callable
+        ``X -> M^{-1} X`` for ``X`` of shape (n, c, G), member by member.
+    Q : ndarray, shape (n, G)
+    A : ndarray, shape (r, n, G)
+    b : ndarray, shape (r, G)
+    usable : ndarray of bool, shape (G,), optional
+        Where ``mass_solve`` holds (it returns NaN for the other members);
+        by default read off the finiteness of its result.
+
+    Attributes
+    ----------
+    qdd : ndarray, shape (n, G)
+    multipliers : ndarray, shape (r, G)
+    ok : ndarray of bool, shape (G,)
+        False where ``M^{-1}`` gave a non-finite number or the Gram matrix is
+        singular, ill conditioned (reciprocal condition number at most
+        :data:`GRAM_RCOND`) or below :data:`TINY_GRAM` (one row): those members
+        must be solved one by one with :func:`solve`; their entries are meaningless.
+    """
+
+    def __init__(self, mass_solve: Callable[[np.ndarray], np.ndarray], Q: np.ndarray, A: np.ndarray, b: np.ndarray,
+                 usable: np.ndarray | None = None):
+        self.mass_solve, self.A = mass_solve, A
+        r, _, G = A.shape
+        if r:
+            X = mass_solve(np.concatenate([Q[:, None, :], A.transpose(1, 0, 2)], axis=1))  # M^{-1} [Q, A^T]
+        else:
+            X = mass_solve(Q[:, None, :])
+        # `usable`: where the caller's M^{-1} holds (the others come back as NaN); else read off X itself
+        solved = np.isfinite(X).all(axis=(0, 1)) if usable is None else usable
+        if not solved.all():  # those members go to the one-by-one route (ok False)
+            X = np.where(solved, X, 0.0)
+        a, self.XA = X[:, 0], X[:, 1:]
+        if r == 0:
+            self.ok, self.multipliers, self.qdd = solved & np.isfinite(a).all(axis=0), np.zeros((0, G)), a
+            self._gram_solve = lambda rhs: rhs  # noqa: E731
+            return
+        if r == 1:  # one row (a pendulum): a handful of row operations, no LAPACK and no temporaries to stack
+            row, x = A[0], self.XA[:, 0]
+            g = _dot(row, x)
+            ok = np.isfinite(g) & (g > TINY_GRAM)
+            g = np.where(ok, g, 1.0)
+            lam = (b[0] - _dot(row, a)) / g
+            self.ok, self.multipliers, self.qdd = ok & solved, lam[None, :], a + x * lam
+            self._gram_solve = lambda rhs: rhs / g  # noqa: E731
+            return
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            top = (g00 + g11) / 2 + np.hypot((g00 - g11) / 2, g10)  # largest eigenvalue (lower triangle, as eigvalsh)
-            low = (g00 * g11 - g10 * g10) / top  # smallest = determinant / largest, without cancellation
-            ok = np.isfinite(top) & np.isfinite(low) & (low > GRAM_RCOND * top)
-            det = np.where(ok, g00 * g11 - g01 * g10, 1.0)[:, None]
-            sol = np.stack([g11[:, None] * right[:, 0] - g01[:, None] * right[:, 1],
-                            g00[:, None] * right[:, 1] - g10[:, None] * right[:, 0]], axis=1) / det[:, None]
-    else:
-        eig = np.linalg.eigvalsh(G)
-        ok = np.isfinite(eig).all(axis=1) & (eig[:, 0] > GRAM_RCOND * eig[:, -1])
-        if not ok.all():
-            G = np.where(ok[:, None, None], G, np.eye(m))
-        sol = np.linalg.solve(G, right)
-    lam, mu = sol[:, :, 0], sol[:, :, 1:]
-    At = np.swapaxes(A, 1, 2)
-    qdd = a + (XA @ lam[:, :, None])[:, :, 0]
-    ideal = (At @ lam[:, :, None])[:, :, 0]
-    if extra is None:
-        return BatchSolution(qdd, ideal, lam, XE, np.zeros((B, n, 0)), ok)
-    return BatchSolution(qdd, ideal, lam, XE - XA @ mu, extra - At @ mu, ok)
+            if r == 2:  # closed forms, cheaper than a LAPACK call per member
+                g00, g11 = _dot(A[0], self.XA[:, 0]), _dot(A[1], self.XA[:, 1])
+                g10 = _dot(A[1], self.XA[:, 0])
+                top = (g00 + g11) / 2 + np.hypot((g00 - g11) / 2, g10)  # largest eigenvalue (as eigvalsh)
+                low = (g00 * g11 - g10 * g10) / top  # smallest = determinant / largest, without cancellation
+                ok = np.isfinite(top) & np.isfinite(low) & (low > GRAM_RCOND * top)
+                det = np.where(ok, g00 * g11 - g10 * g10, 1.0)
+
+                def two(rhs):
+                    out = np.empty_like(rhs)
+                    out[0] = (g11 * rhs[0] - g10 * rhs[1]) / det
+                    out[1] = (g00 * rhs[1] - g10 * rhs[0]) / det
+                    return out
+
+                self._gram_solve = two
+            else:
+                gram = A.transpose(2, 0, 1) @ self.XA.transpose(2, 0, 1)  # (G, r, r)
+                finite = np.isfinite(gram).all(axis=(1, 2))  # an overflowing member must not stop the others
+                eig = np.linalg.eigvalsh(np.where(finite[:, None, None], gram, np.eye(r)))
+                ok = finite & (eig[:, 0] > GRAM_RCOND * eig[:, -1])
+                gram = np.where(ok[:, None, None], gram, np.eye(r))
+                self._gram_solve = lambda rhs: np.linalg.solve(gram, rhs.T[:, :, None])[:, :, 0].T  # noqa: E731
+            self.ok = ok & solved
+            self.multipliers = self._gram_solve(b - self._rows_dot(a))
+            self.qdd = a + self._combine(self.XA, self.multipliers)
+
+    def _rows_dot(self, v: np.ndarray) -> np.ndarray:
+        """``A v`` for ``v`` of shape (n, G): shape (r, G)."""
+        if self.A.shape[0] > 8:
+            return np.einsum("rng,ng->rg", self.A, v)
+        out = np.empty((self.A.shape[0], v.shape[1]))
+        for i, row in enumerate(self.A):
+            out[i] = _dot(row, v)
+        return out
+
+    @staticmethod
+    def _combine(columns: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``sum_j columns[:, j] weights[j]`` for columns (n, r, G) and weights (r, G): shape (n, G)."""
+        if columns.shape[1] > 8 or not columns.shape[1]:
+            return np.einsum("nrg,rg->ng", columns, weights)
+        out = columns[:, 0] * weights[0]
+        for j in range(1, columns.shape[1]):
+            out = out + columns[:, j] * weights[j]
+        return out
+
+    def ideal(self, rows: slice = slice(None)) -> np.ndarray:
+        """``A_K^T lam_K`` over the rows ``K`` (all by default): ``F^L`` (Eq. 10), shape (n, G)."""
+        A, lam = self.A[rows], self.multipliers[rows]
+        return self._combine(A.transpose(1, 0, 2), lam)
+
+    def respond(self, force: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The acceleration ``M^{-1} F^C`` a nonideal force adds, and ``F^C`` itself (Eq. 11), shapes (n, G).
+
+        ``F^C = c - A^T (A M^{-1} A^T)^{-1} A M^{-1} c`` for the force ``c`` of shape (n, G).
+        """
+        response = self.mass_solve(force[:, None, :])[:, 0]
+        if not self.A.shape[0]:
+            return response, force
+        mu = self._gram_solve(self._rows_dot(response))
+        return response - self._combine(self.XA, mu), force - self._combine(self.A.transpose(1, 0, 2), mu)

@@ -8,7 +8,7 @@ discontinuous ``sgn(s)`` is never stepped across and cannot chatter.
 
 The output at the samples (forces, residuals, energy, powers) is computed for
 all samples at once, with the compiled model's array functions and the stacked
-solver :func:`udk_notebooks.core.solve_batch`; samples that it cannot vouch for
+solver :func:`udk_notebooks.stacked.solve_stack`; samples that it cannot vouch for
 go through the integrator's own one-sample route (see ``_motions``).
 """
 
@@ -20,35 +20,19 @@ from typing import Sequence
 
 import numpy as np
 from scipy.integrate import cumulative_trapezoid, solve_ivp
-from scipy.linalg import lapack
 
 from ._checks import as_finite_array, finite_float
 from .compiled import HOLD_RTOL, OPEN, CompiledModel
 from ._threads import single_blas_thread
-from .core import RANK_RTOL, Motion, solve_batch
-from .errors import (ConstraintViolationError, SimulationError, SingularConfigurationError, StiffnessWarning,
-                     UnstableGainError)
-from .model import Model
+from .core import RANK_RTOL, Motion
+from .errors import SimulationError, SingularConfigurationError, StiffnessWarning, UnstableGainError
 from .singular import SINGULAR_ACTIONS, RankMonitor, SingularConfiguration
+from .stepping import (ADAPTIVE_METHODS, DIVERGENCE_FACTOR, FIXED_STEP_METHODS, MEMORY_LIMIT, check_constraint_tol,
+                       check_initial, compiled_model, euler_step, rk4_step, runaway, stick_velocity)
+from .stacked import constant_mass, solve_stack, state_mass
 
 __all__ = ["DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "IMPACT_TOL", "ContactEvent", "Trajectory",
            "project_initial_state", "simulate"]
-
-FIXED_STEP_METHODS = ("euler", "rk4")
-ADAPTIVE_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
-
-DIVERGENCE_FACTOR = 1e6
-"""A run stops as diverged when it grows this many times past its start (every method).
-
-With ``s = 1 + max|y0|`` the scale of the initial state ``y0 = (q0, q0')``, the
-run stops at the first sample where ``max|y| > DIVERGENCE_FACTOR s`` or where
-a constraint residual (``phi``, ``phi'``, ``psi``) exceeds
-``DIVERGENCE_FACTOR s^2`` (residuals are typically quadratic in the state), or
-where a number stops being finite. The samples up to there are returned, and
-the :class:`Trajectory` says that the run diverged, when and why
-(``status``, ``stop_time``, ``stop_reason``).
-"""
-
 
 IMPACT_TOL = 1e-9
 """An open contact counts as back on its surface when its gap falls below ``-IMPACT_TOL (1 + max|q|)`` metres.
@@ -179,14 +163,6 @@ class Trajectory:
         return self.energy - self.energy[0] - sum(self.work().values())
 
 
-def _compiled(model) -> CompiledModel:
-    if isinstance(model, Model):
-        return model.compile()
-    if isinstance(model, CompiledModel):
-        return model
-    raise TypeError(f"`model` must be a Model or a CompiledModel; got {type(model).__name__}")
-
-
 def project_initial_state(model, q0, qd0, t0: float = 0.0, params: dict | None = None, *, tol: float = 1e-13, max_iter: int = 50):
     """Nearest state that satisfies the constraints (minimum-norm Gauss-Newton corrections).
 
@@ -209,7 +185,7 @@ def project_initial_state(model, q0, qd0, t0: float = 0.0, params: dict | None =
     -------
     q, qd : ndarray, shape (n,)
     """
-    cm = _compiled(model)
+    cm = compiled_model(model)
     q, qd = cm.check_state(q0, qd0, names=("q0", "qd0"))
     p = cm.parameters(params)
     q, qd = q.copy(), qd.copy()
@@ -234,40 +210,6 @@ def project_initial_state(model, q0, qd0, t0: float = 0.0, params: dict | None =
             f"{max_iter} iterations); start closer to a consistent configuration"
         )
     return q, qd
-
-
-def check_constraint_tol(value) -> float:
-    """``constraint_tol`` as a float, or a ValueError naming it (not a finite number, or negative)."""
-    value = finite_float(value, "`constraint_tol`")
-    if value < 0:
-        raise ValueError(f"`constraint_tol` must be >= 0; got {value!r}")
-    return value
-
-
-def _check_initial(cm, t0, q, qd, p, tol):
-    phi, vel = cm.residuals(t0, q, qd, p)
-    pos_err = float(np.abs(phi).max(initial=0.0))
-    vel_err = float(np.abs(vel).max(initial=0.0))
-    if pos_err > tol * max(1.0, np.abs(q).max()) or vel_err > tol * max(1.0, np.abs(qd).max()):
-        raise ConstraintViolationError(
-            f"the initial state violates the constraints by {pos_err:.3e} at position level (max |phi|) "
-            f"and {vel_err:.3e} at velocity level (max |phi'|, |psi|), above `constraint_tol` = {tol:g}. "
-            "Pass project=True, or call udk_notebooks.project_initial_state(model, q0, qd0) first",
-            position=pos_err,
-            velocity=vel_err,
-        )
-
-
-def _rk4_step(f, t, y, h):
-    k1 = f(t, y)
-    k2 = f(t + h / 2, y + h / 2 * k1)
-    k3 = f(t + h / 2, y + h / 2 * k2)
-    k4 = f(t + h, y + h * k3)
-    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-
-
-def _euler_step(f, t, y, h):
-    return y + h * f(t, y)
 
 
 class _StepFailure(Exception):
@@ -452,19 +394,6 @@ def _next_modes(cm, t, y, p, modes, fired) -> tuple[int, ...]:
         raise _StepFailure(t, y, exc, hint="") from exc
 
 
-def _stick_velocity(cm, t, y, p, modes):
-    """Put sticking contacts exactly at rest (minimum-norm velocity change)."""
-    stuck = [i for i, mode in enumerate(modes) if mode == 0]
-    if not stuck:
-        return y
-    n = cm.n
-    data = np.asarray(cm.friction_data(t, y[:n], y[n:], p), dtype=float).reshape(len(modes), -1)
-    rows = data[stuck, 4:]
-    y = y.copy()
-    y[n:] -= np.linalg.lstsq(rows, data[stuck, 0], rcond=None)[0]
-    return y
-
-
 def simulate(
     model,
     t_span: Sequence[float],
@@ -580,7 +509,34 @@ def simulate(
     SingularConfigurationError
         With ``on_singular="raise"``, at a singular configuration.
     """
-    cm = _compiled(model)
+    cm = compiled_model(model)
+    t0, tf, step, t_eval, constraint_tol = _check_arguments(
+        t_span, method, step, t_eval, rtol, atol, stabilization, max_switches, constraint_tol, on_singular,
+        project=project, allow_unstable=allow_unstable, check_system=check_system)
+    q, qd = cm.check_state(q0, qd0, names=("q0", "qd0"))
+    p = cm.parameters(params)
+    if project:
+        q, qd = project_initial_state(cm, q, qd, t0, params)
+    check_initial(cm, t0, q, qd, p, constraint_tol)
+    if method in FIXED_STEP_METHODS:
+        _check_memory(cm, (tf - t0) / step, t_eval)
+    _check_stabilization_for(cm, stabilization, method, step, (t0, tf), q, qd, params, allow_unstable, check_system)
+    with single_blas_thread():
+        modes, y, limit = _start(cm, t0, q, qd, p)
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is stopped below, not warned about
+            monitor = _monitor(cm, p, t0, y, on_singular)
+            arrays, stop = _run(cm, p, y, t0, tf, method, step, t_eval, rtol, atol, modes, stabilization,
+                                max_switches, limit, monitor)
+            return _report(cm, p, arrays, stop, method, stabilization, limit, on_singular)
+
+
+def _check_arguments(t_span, method, step, t_eval, rtol, atol, stabilization, max_switches, constraint_tol,
+                     on_singular, **flags):
+    """``simulate``'s arguments checked, each refusal naming its argument: ``(t0, tf, step, t_eval, constraint_tol)``.
+
+    ``step`` is filled in for the fixed-step methods (1/1000 of the span) and
+    ``t_eval`` is returned as an array (or None).
+    """
     if on_singular not in SINGULAR_ACTIONS:
         raise ValueError(f"`on_singular` must be one of {', '.join(map(repr, SINGULAR_ACTIONS))}; got {on_singular!r}")
     span = as_finite_array(t_span, "t_span", 1)
@@ -589,7 +545,7 @@ def simulate(
     t0, tf = float(span[0]), float(span[1])
     if method not in FIXED_STEP_METHODS + ADAPTIVE_METHODS:
         raise ValueError(f"`method` must be one of {', '.join(FIXED_STEP_METHODS + ADAPTIVE_METHODS)}; got {method!r}")
-    for name, flag in (("project", project), ("allow_unstable", allow_unstable), ("check_system", check_system)):
+    for name, flag in flags.items():
         if not isinstance(flag, (bool, np.bool_)):
             raise ValueError(f"`{name}` must be True or False; got {flag!r}")
     if stabilization is not None:
@@ -607,67 +563,89 @@ def simulate(
         if t_eval.size == 0 or np.any(np.diff(t_eval) <= 0) or t_eval[0] < t0 or t_eval[-1] > tf:
             raise ValueError(f"`t_eval` must be increasing times inside `t_span` = ({t0:g}, {tf:g}); "
                              f"got {t_eval.size} time(s)" + (f" from {t_eval[0]:g} to {t_eval[-1]:g}" if t_eval.size else ""))
-    q, qd = cm.check_state(q0, qd0, names=("q0", "qd0"))
-    p = cm.parameters(params)
-    if project:
-        q, qd = project_initial_state(cm, q, qd, t0, params)
-    _check_initial(cm, t0, q, qd, p, constraint_tol)
     if method in FIXED_STEP_METHODS:
         step = (tf - t0) / 1000 if step is None else finite_float(step, "`step`")
         if not step > 0:
             raise ValueError(f"`step` must be a positive number of seconds; got {step!r}")
-        _check_memory(cm, (tf - t0) / step, t_eval)
-    if stabilization is not None and method in FIXED_STEP_METHODS and not allow_unstable:
+    return t0, tf, step, t_eval, constraint_tol
+
+
+def _check_stabilization_for(cm, stabilization, method, step, span, q, qd, params, allow_unstable,
+                             check_system) -> None:
+    """Refuse a fixed-step gain whose error dynamics do not decay (and, if asked, a whole system that grows).
+
+    Beshaw (2014), Theorems 1-2 (:func:`~udk_notebooks.stabilization.check_gain`);
+    ``check_system`` adds :func:`~udk_notebooks.stabilization.system_stability`.
+    An explicit adaptive method with gains that make it stiff gets a warning.
+    """
+    if stabilization is None:
+        return
+    if method in FIXED_STEP_METHODS and not allow_unstable:
         from .stabilization import check_gain
 
         check_gain(stabilization, method, step, cm.n_holonomic, cm.n_nonholonomic)  # raises unless bounded
         if check_system:
             from .stabilization import system_stability
 
-            report = system_stability(cm, stabilization, method, step, (t0, tf), q, qd, params=params)
+            report = system_stability(cm, stabilization, method, step, span, q, qd, params=params)
             if not report.accepted:
                 raise UnstableGainError(f"{report}\nPass allow_unstable=True to simulate to run it anyway")
+    if method in EXPLICIT_ADAPTIVE:
+        _warn_if_stiff(stabilization, cm, method, span[1] - span[0])
 
-    if stabilization is not None and method in EXPLICIT_ADAPTIVE:
-        _warn_if_stiff(stabilization, cm, method, tf - t0)
 
+def _start(cm, t0, q, qd, p):
+    """The friction modes at the start, the state with sticking contacts at rest, and the divergence bound."""
     y = np.concatenate([q, qd])
-    with single_blas_thread():
-        modes = cm.friction_modes(t0, q, qd, p)
-        y = _stick_velocity(cm, t0, y, p, modes)
-        limit = DIVERGENCE_FACTOR * (1.0 + float(np.abs(y).max(initial=0.0)))
-        record = ([], [], [])  # the samples so far, kept for the error of a run that fails part-way
-        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is stopped below, not warned about
-            monitor = None
-            if on_singular != "ignore":
-                monitor = RankMonitor(cm, p, t0, y)
-                monitor.action = on_singular
-                monitor = monitor if monitor.active else None
-            try:
-                if method in FIXED_STEP_METHODS:
-                    run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stabilization, max_switches,
-                                           limit, t_eval, record, monitor)
-                else:
-                    run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stabilization,
-                                              max_switches, limit, record, monitor)
-            except _StepFailure as failure:
-                found = _singular_failure(monitor, failure)
-                if found is None:
-                    raise _failed_run(cm, p, record, failure, method, stabilization, limit) from failure.cause
-                before = [k for k, t in enumerate(record[0]) if t < failure.t]
-                if not before:
-                    raise _failed_run(cm, p, record, failure, method, stabilization, limit) from failure.cause
-                run = (*_ordered(*([seq[k] for k in before] for seq in record)), found)
-            *arrays, stop = run
-            found = stop if isinstance(stop, SingularConfiguration) else None
-            trajectory = _sample(cm, p, *arrays, None if found else stop, method, stabilization, limit)
-            if found is not None and trajectory.status == "ok":
-                trajectory = dataclasses.replace(trajectory, status="singular", stop_time=found.time,
-                                                 stop_reason=found.message, singularity=found)
-                if on_singular == "raise":
-                    raise SingularConfigurationError(found.message, time=found.time, state=found.state,
-                                                     trajectory=trajectory, singularity=found)
-            return trajectory
+    modes = cm.friction_modes(t0, q, qd, p)
+    y = stick_velocity(cm, t0, y, p, modes)
+    return modes, y, DIVERGENCE_FACTOR * (1.0 + float(np.abs(y).max(initial=0.0)))
+
+
+def _monitor(cm, p, t0, y, on_singular) -> RankMonitor | None:
+    """The singular-configuration monitor of the run (None when off or when there is nothing to watch)."""
+    if on_singular == "ignore":
+        return None
+    monitor = RankMonitor(cm, p, t0, y)
+    monitor.action = on_singular
+    return monitor if monitor.active else None
+
+
+def _run(cm, p, y, t0, tf, method, step, t_eval, rtol, atol, modes, stab, max_switches, limit, monitor):
+    """Integrate: ``((times, states, modes_log), stop)``, where ``stop`` is None, a reason or a SingularConfiguration.
+
+    A run that fails part-way raises the SimulationError that carries the
+    samples before (or stops at the singular configuration behind the failure).
+    """
+    record = ([], [], [])  # the samples so far, kept for the error of a run that fails part-way
+    try:
+        if method in FIXED_STEP_METHODS:
+            run = _integrate_fixed(cm, p, y, t0, tf, step, method, modes, stab, max_switches, limit, t_eval, record,
+                                   monitor)
+        else:
+            run = _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, stab, max_switches, limit,
+                                      record, monitor)
+    except _StepFailure as failure:
+        found = _singular_failure(monitor, failure)
+        before = [k for k, t in enumerate(record[0]) if t < failure.t]
+        if found is None or not before:
+            raise _failed_run(cm, p, record, failure, method, stab, limit) from failure.cause
+        run = (*_ordered(*([seq[k] for k in before] for seq in record)), found)
+    *arrays, stop = run
+    return arrays, stop
+
+
+def _report(cm, p, arrays, stop, method, stab, limit, on_singular) -> Trajectory:
+    """The Trajectory of a finished run (see :func:`_sample`), its singular stop marked (or raised)."""
+    found = stop if isinstance(stop, SingularConfiguration) else None
+    trajectory = _sample(cm, p, *arrays, None if found else stop, method, stab, limit)
+    if found is not None and trajectory.status == "ok":
+        trajectory = dataclasses.replace(trajectory, status="singular", stop_time=found.time,
+                                         stop_reason=found.message, singularity=found)
+        if on_singular == "raise":
+            raise SingularConfigurationError(found.message, time=found.time, state=found.state,
+                                             trajectory=trajectory, singularity=found)
+    return trajectory
 
 
 def _singular_failure(monitor, failure) -> SingularConfiguration | None:
@@ -732,16 +710,6 @@ def _warn_if_stiff(stabilization, cm, method: str, duration: float) -> None:
             StiffnessWarning, stacklevel=3)
 
 
-def _runaway(y: np.ndarray, limit: float) -> str:
-    """Why the state ``y`` counts as diverged, or ``""``."""
-    if not np.all(np.isfinite(y)):
-        return "the state stopped being finite"
-    largest = float(np.abs(y).max(initial=0.0))
-    if largest > limit:
-        return f"the state grew to {largest:.3g}, past {DIVERGENCE_FACTOR:g} times its start (DIVERGENCE_FACTOR)"
-    return ""
-
-
 def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, limit, t_eval=None, record=None,
                      monitor=None):
     """Steps of equal length from t0 to tf (landing on every ``t_eval`` time, which alone are kept, if given).
@@ -750,7 +718,7 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
     accepted step is checked for a singular configuration since the previous
     one; the first singular point is then located by bisection on the step.
     """
-    stepper = _rk4_step if method == "rk4" else _euler_step
+    stepper = rk4_step if method == "rk4" else euler_step
     count = max(1, int(round((tf - t0) / h)))
     if t_eval is None:
         grid, keep = (lambda k: t0 + (tf - t0) * k / count), None  # computed on the fly: no array of every step
@@ -783,22 +751,17 @@ def _integrate_fixed(cm, p, y, t0, tf, h, method, modes, stab, max_switches, lim
             t = t + hi
             y = stepper(seg.rhs, t - hi, y, hi)
             switches += 1
-            if switches > max_switches:
-                _too_many_switches(t, y, max_switches)
-            try:
-                modes = _next_modes(cm, t, y, p, modes, fired)
-            except _Impact as impact:
-                times.append(t), states.append(y), log.append(modes)
-                return np.array(times), np.array(states).reshape(len(times), -1), log, (t, impact.reason, "impact")
-            y = _stick_velocity(cm, t, y, p, modes)
+            modes, y, impact = _after_switch(cm, t, y, p, modes, fired, switches, max_switches)
+            times.append(t), states.append(y), log.append(modes)  # switching instants are always sampled
+            if impact is not None:
+                return np.array(times), np.array(states).reshape(len(times), -1), log, impact
             seg = _Segment(cm, p, modes, stab)
             if monitor is not None and monitor.active:
                 monitor.rebase(t, y)
-            times.append(t), states.append(y), log.append(modes)
             if t >= target - 1e-13 * max(1.0, abs(t)):
                 k += 1
             continue
-        reason = _runaway(y_new, limit)
+        reason = runaway(y_new, limit)
         if reason:
             return np.array(times), np.array(states).reshape(len(times), -1), log, (target, reason)
         if monitor is not None and monitor.active:
@@ -867,10 +830,6 @@ def _grid_with(uniform: np.ndarray, requested: np.ndarray, gap: float) -> np.nda
     return np.union1d(uniform[free], requested)
 
 
-MEMORY_LIMIT = 2**30
-"""Bytes a fixed-step run may use for its output; beyond it ``simulate`` asks for ``t_eval`` or a larger step."""
-
-
 def _check_memory(cm, steps: float, t_eval) -> None:
     """Refuse a fixed-step run whose output would not fit in :data:`MEMORY_LIMIT`, before allocating it."""
     samples = steps + 1 if t_eval is None else len(t_eval)
@@ -882,6 +841,23 @@ def _check_memory(cm, steps: float, t_eval) -> None:
             f"`step` gives {steps:.3g} steps, whose output needs about {need / 2**30:.1f} GiB "
             f"(limit {MEMORY_LIMIT / 2**30:.0f} GiB): pass `t_eval` with the times you want kept "
             "(the steps still land on them), or take a larger `step`")
+
+
+def _after_switch(cm, t, y, p, modes, fired, switches, max_switches):
+    """``(modes, y, impact)`` after the switches ``fired`` at ``(t, y)``, the run's ``switches``-th.
+
+    The new modes with sticking contacts put at rest, and ``impact`` None; or,
+    when an open contact came back to its surface, the old modes and state and
+    the stop ``(t, reason, "impact")`` that ends the run. More than
+    ``max_switches`` switches fail the run.
+    """
+    if switches > max_switches:
+        _too_many_switches(t, y, max_switches)
+    try:
+        new = _next_modes(cm, t, y, p, modes, fired)
+    except _Impact as impact:
+        return modes, y, (t, impact.reason, "impact")
+    return new, stick_velocity(cm, t, y, p, new), None
 
 
 def _too_many_switches(t, y, max_switches):
@@ -904,13 +880,13 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
 
     reached = []  # (t, y) of the steps solve_ivp accepted in this segment: kept if it fails inside the solver
 
-    def runaway(tt, yy):  # crosses zero, downwards, where the state outgrows the divergence limit
+    def outgrown(tt, yy):  # crosses zero, downwards, where the state outgrows the divergence limit
         # solve_ivp evaluates every event once per accepted step (and at the start): the step is recorded here,
         # since a failure raised inside the right-hand side leaves solve_ivp without returning its samples.
         reached.append((float(tt), np.array(yy, dtype=float)))
         return limit - float(np.abs(yy).max(initial=0.0)) if np.all(np.isfinite(yy)) else -1.0
 
-    runaway.terminal, runaway.direction = True, -1
+    outgrown.terminal, outgrown.direction = True, -1
     budget = _Budget(t0, tf)
     while True:
         seg = _Segment(cm, p, modes, stab, budget)
@@ -925,7 +901,7 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         if watching:
             monitor.rebase(t, y)
             events.extend(_guarded(event) for event in monitor.events())
-        events.append(runaway)
+        events.append(outgrown)
         sub_eval = None if t_eval is None else t_eval[(t_eval >= t) & (t_eval <= tf)]
         reached.clear()
         try:
@@ -936,7 +912,7 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         # solve_ivp returns t as a list when an event ends the run before any t_eval sample.
         sol_t, sol_y = np.asarray(sol.t, dtype=float), np.asarray(sol.y, dtype=float).reshape(y.size, -1)
         if sol.status == -1:
-            reason = _runaway(sol_y[:, -1], limit) if sol_t.size else ""
+            reason = runaway(sol_y[:, -1], limit) if sol_t.size else ""
             if reason:  # the solver gave up on a state that had already run away
                 times.extend(sol_t[:-1]), states.extend(sol_y.T[:-1]), log.extend([modes] * (sol_t.size - 1))
                 return (*_ordered(times, states, log), (float(sol_t[-1]), reason))
@@ -973,16 +949,11 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
         fired = [i for i, te in enumerate(sol.t_events[:seg.count]) if te.size]
         t, y = float(sol.t_events[fired[0]][0]), sol.y_events[fired[0]][0]
         switches += 1
-        if switches > max_switches:
-            _too_many_switches(t, y, max_switches)
-        try:
-            modes = _next_modes(cm, t, y, p, modes, fired)
-        except _Impact as impact:
-            times.append(t), states.append(y), log.append(modes)
-            return (*_ordered(times, states, log), (t, impact.reason, "impact"))
-        y = _stick_velocity(cm, t, y, p, modes)
+        modes, y, impact = _after_switch(cm, t, y, p, modes, fired, switches, max_switches)
         # Switching instants are always sampled: the force terms have kinks there.
         times.append(t), states.append(y), log.append(modes)
+        if impact is not None:
+            return (*_ordered(times, states, log), impact)
     return (*_ordered(times, states, log), None)
 
 
@@ -1004,7 +975,7 @@ def _motions(cm, p, times, q, qd, modes_log, correction) -> dict:
     """``qdd`` and the three force terms (2005 paper, Eqs. 8-11) at every sample, shape (N, n) each.
 
     The samples are grouped by their friction modes and each group is solved at
-    once (:func:`_solve_group`). Samples the stacked solve cannot vouch for (a
+    once (:func:`udk_notebooks.stacked.solve_stack`). Samples the stacked solve cannot vouch for (a
     non-finite entry, a singular ``M``, an ill-conditioned Gram matrix, a
     non-finite result, a friction contact with its own ``normal``) go through
     :meth:`CompiledModel.solve_modes` one by one, the route of the integrator,
@@ -1042,16 +1013,29 @@ def _motion_block(cm, p, times, q, qd, modes_log, correction, out) -> None:
     Q, A = values[:, k : k + n], values[:, k + n : k + n + m * n].reshape(N, m, n)
     b, C = values[:, k + n + m * n : k + n + m * n + m], values[:, k + n + m * n + m :]
     out["impressed"][:] = Q
-    inverse, mass_ok = _mass_inverse(cm, p, values)
-    friction = cm.friction_batch(times, q, qd, p) if cm.n_friction else None
+    if cm.constant_mass:
+        mass = constant_mass(cm, p, N)
+    else:  # the test of core.cholesky_or_none, with a margin of ten that keeps the borderline samples alone
+        mass = state_mass(values[:, :n * n].reshape(N, n, n), 10 * RANK_RTOL, relative_to="own")
+    friction = cm.friction_batch(times, q, qd, p).transpose(1, 2, 0) if cm.n_friction else None
     own_normal = any(rows is not None for rows in cm.model.friction_normals)
     index = np.arange(N)
     alone = list(index[~finite])  # samples for the one-by-one route
+    rows_Q, rows_A, rows_b, rows_C = Q.T, A.transpose(1, 2, 0), b.T, C.T  # the stacked solver's layout
     for modes, members in _groups(cm, modes_log, finite):
-        if own_normal or inverse is None:  # a per-contact normal force is solve_modes' business
+        if own_normal or mass is None:  # a per-contact normal force is solve_modes' business
             alone.extend(index[members])
             continue
-        ok = _solve_group(cm, modes, members, inverse, Q, A, b, C, friction, out) & mass_ok[members]
+        count = index[members].size
+        sol = solve_stack(mass.take(members), rows_Q[:, members], rows_A[:, :, members], rows_b[:, members],
+                          rows_C[:, members] if cm.has_nonideal else None,
+                          None if friction is None else friction[:, :, members],
+                          np.broadcast_to(np.array(modes, dtype=float)[:, None], (len(modes), count)),
+                          [i for i, mode in enumerate(modes) if mode == 0], forces=True)
+        ok = sol.ok & mass.ok[members]
+        for key, value in (("qdd", sol.qdd), ("ideal", sol.ideal), ("nonideal", sol.nonideal)):
+            out[key][members] = value.T
+            ok &= np.isfinite(value.T @ np.ones(n))  # a NaN or inf anywhere in the row (or an overflowing sum)
         alone.extend(index[members][~ok])
     for j in sorted(alone):
         fix = None if correction is None else correction[j]
@@ -1080,87 +1064,6 @@ def _groups(cm, modes_log, usable) -> list:
     which = which.ravel()
     groups = [(kind, np.flatnonzero((which == i) & usable)) for i, kind in enumerate(kinds)]
     return [(kind, members) for kind, members in groups if members.size]
-
-
-def _mass_inverse(cm, p, values):
-    """``X -> M^{-1} X`` for stacks of samples (a function of the sample indices and X), and where it holds.
-
-    Returns ``(inverse, ok)`` with ``ok`` of shape (N,); ``inverse`` is None when
-    no sample can use it (a constant ``M`` that is singular: the augmented
-    route of :func:`udk_notebooks.core.solve` takes those samples one by one).
-    """
-    n, N = cm.n, values.shape[0]
-    if cm.constant_mass:
-        M, factor = cm._constant_mass(p)
-        if factor is None:
-            return None, np.zeros(N, dtype=bool)
-        inv = lapack.dpotrs(factor, np.eye(n), lower=1)[0]  # M^{-1} from the cached Cholesky factor
-        if n > 1 and not np.any(inv[~np.eye(n, dtype=bool)]):  # diagonal (Cartesian point masses): products
-            diagonal = np.diag(inv)[:, None].copy()
-            return (lambda rows, X: diagonal * X), np.ones(N, dtype=bool)
-        return (lambda rows, X: inv @ X), np.ones(N, dtype=bool)
-    M = values[:, : n * n].reshape(N, n, n)
-    finite = np.isfinite(M).all(axis=(1, 2))
-    # The test of core.cholesky_or_none on the stacked factors (M equilibrated to a unit diagonal): a pivot
-    # that is (nearly) zero sends the sample to the singular route; a margin of ten keeps the borderline ones
-    # there too.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        safe_M = np.where(finite[:, None, None], M, np.eye(n))
-        diag = np.diagonal(safe_M, axis1=1, axis2=2)
-        try:
-            L = np.linalg.cholesky(safe_M)
-            pivots = (np.diagonal(L, axis1=1, axis2=2) ** 2 / diag).min(axis=1, initial=np.inf)
-            ok = finite & (pivots > 10 * RANK_RTOL)
-        except np.linalg.LinAlgError:  # some M is not positive definite: find which
-            root = np.sqrt(np.where(diag > 0, diag, 1.0))
-            eig = np.linalg.eigvalsh(safe_M / (root[:, :, None] * root[:, None, :]))
-            ok = finite & (diag.min(axis=1, initial=np.inf) > 0) & (eig[:, 0] > 10 * RANK_RTOL)
-    safe = np.where(ok[:, None, None], M, np.eye(n))
-    return (lambda rows, X: np.linalg.solve(safe[rows], X)), ok
-
-
-def _solve_group(cm, modes, rows, inverse, Q, A, b, C, friction, out) -> np.ndarray:
-    """Solve the samples ``rows``, which share the friction ``modes``, at once; write ``out``; return where it holds.
-
-    Kinetic friction is the nonideal force of the paper (Eq. 11 with
-    ``c = -mu |N| sgn(s) ds/dq'``): its size needs the normal force ``F^L``,
-    which does not depend on ``c`` (Eq. 10), and ``F^C`` is linear in ``c``. So
-    the stacked solve returns ``F^L`` and the responses to each direction
-    ``ds/dq'`` (and to the model's own ``C``), and the sizes are applied after.
-    A sticking contact is one more constraint row, ``s' = 0``; its multiplier
-    is the holding force, which static friction supplies (so it moves from the
-    ideal to the nonideal term, as in :meth:`CompiledModel.solve_modes`).
-    """
-    m = cm.m
-    stuck = [i for i, mode in enumerate(modes) if mode == 0]
-    sliding = [i for i, mode in enumerate(modes) if mode != 0]
-    Ag, bg = A[rows], b[rows]
-    count = Ag.shape[0]
-    data = None if friction is None else friction[rows]
-    if stuck:
-        Ag = np.concatenate([Ag, data[:, stuck, 4:]], axis=1)
-        bg = np.concatenate([bg, -data[:, stuck, 1]], axis=1)
-    columns = ([C[rows]] if cm.has_nonideal else []) + [data[:, i, 4:] for i in sliding]
-    extra = np.stack(columns, axis=2) if columns else None
-    sol = solve_batch(lambda X: inverse(rows, X), Q[rows], Ag, bg, extra)
-    qdd, ideal, nonideal = sol.qdd, sol.ideal, 0.0
-    holding = 0.0
-    if stuck:
-        holding = np.einsum("gsn,gs->gn", Ag[:, m:], sol.multipliers[:, m:])
-    if extra is not None:
-        weights = np.ones((count, extra.shape[2]))
-        if sliding:
-            normal = ideal - holding
-            magnitude = np.sqrt(np.einsum("gn,gn->g", normal, normal))
-            mu, direction = data[:, sliding, 2], np.array([modes[i] for i in sliding], dtype=float)
-            weights[:, len(columns) - len(sliding):] = -mu * magnitude[:, None] * direction
-        nonideal = np.einsum("gnk,gk->gn", sol.force, weights)
-        qdd = qdd + np.einsum("gnk,gk->gn", sol.acceleration, weights)
-    ones, ok = np.ones(cm.n), sol.ok.copy()
-    for key, value in (("qdd", qdd), ("ideal", ideal - holding), ("nonideal", nonideal + holding)):
-        out[key][rows] = value
-        ok &= np.isfinite(out[key][rows] @ ones)  # a NaN or inf anywhere in the row (or an overflowing sum)
-    return ok
 
 
 def _entry_names(cm) -> list[str]:

@@ -39,8 +39,9 @@ from ._checks import as_finite_array
 from ._threads import single_blas_thread
 from .batch import Batch, Messages, initial_modes, integrate, refusals
 from .errors import SimulationError
-from .simulation import (ADAPTIVE_METHODS, DIVERGENCE_FACTOR, FIXED_STEP_METHODS, MEMORY_LIMIT, _compiled,
-                         check_constraint_tol, simulate)
+from .simulation import simulate
+from .stepping import (ADAPTIVE_METHODS, DIVERGENCE_FACTOR, FIXED_STEP_METHODS, MEMORY_LIMIT, check_constraint_tol,
+                       compiled_model)
 from .stabilization import Baumgarte
 
 __all__ = ["REGIMES", "SweepResult", "parameter_grid", "stability_map", "stick_slip_map", "sweep"]
@@ -251,7 +252,7 @@ def sweep(
         For arguments ``simulate`` would refuse for every member (a bad
         ``constraint_tol``, ``t_span`` or ``step``), and when the output (``q``,
         ``q'`` and residuals of every member at every sample) would exceed
-        :data:`~udk_notebooks.simulation.MEMORY_LIMIT`.
+        :data:`~udk_notebooks.stepping.MEMORY_LIMIT`.
 
     Notes
     -----
@@ -266,7 +267,7 @@ def sweep(
     four-bar's change point), pass ``on_singular="stop"`` to run the members
     one by one with the check.
     """
-    cm = _compiled(model)
+    cm = compiled_model(model)
     params = _check_arguments(params, method)
     states = max((np.shape(v)[0] for v in (q0, qd0) if np.ndim(v) == 2), default=1)
     params, stabs = _members(params, stabilization, states)
@@ -335,10 +336,7 @@ def sweep(
 def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepResult:
     """Residuals of every reached sample, ``simulate``'s residual stop, and the per-member summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
-    # The stepped states (N, B, 2n) in the per-member layout (B, N, 2n); the stepped copy is dropped at once, so
-    # that the peak stays near twice the output (benchmarks/sweep_memory.py).
-    states = np.ascontiguousarray(run.states.transpose(1, 0, 2))
-    run.states = None
+    states, run.states = run.states, None  # (B, N, 2n): the per-member layout, filled step by step
     phi, vel = _residuals(cm, batch.P, grid, states)
     done = np.isfinite(states[:, :, 0])  # a sample is all numbers (reached) or all NaN
     phi[~done] = vel[~done] = np.nan
@@ -522,9 +520,9 @@ def _check_memory(cm, members: int, samples: int) -> None:
     """Refuse a sweep whose output would not fit in ``simulate``'s :data:`MEMORY_LIMIT`, before allocating it.
 
     The output holds, per member and sample, ``q``, ``q'`` and the residuals
-    (``2 n + m_h + m`` numbers); the batch peaks at about twice that while it
-    turns the stepped states into the per-member layout
-    (``benchmarks/sweep_memory.py`` measures it).
+    (``2 n + m_h + m`` numbers); the batch stores the states in that layout as
+    it steps and stays below twice that (``benchmarks/sweep_memory.py``
+    measures it).
     """
     per_sample = 8 * (2 * cm.n + cm.n_holonomic + cm.m)
     need = float(members) * float(samples) * per_sample
