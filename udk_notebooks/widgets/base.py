@@ -167,6 +167,36 @@ def _encode_png(rgba: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+CONTROL_WIDTH = "340px"
+"""Width of one control: the name, a slider track of about 200 px and the readout."""
+
+EXPLORER_CSS = """
+.udk-explorer { gap: 2px 12px; }
+/* Drags must move values, not select the labels and readouts they pass over. */
+.udk-explorer .udk-explorer-controls, .udk-explorer .udk-explorer-title { user-select: none; -webkit-user-select: none; }
+.udk-explorer .udk-explorer-controls { gap: 0 8px; }
+/* Narrow columns: the figure shrinks to the column (its aspect kept) instead of running past its edge. */
+.udk-explorer .udk-explorer-figure { max-width: 100%; min-width: 0; overflow-x: auto; }
+.udk-explorer .udk-explorer-figure img { max-width: 100%; height: auto; }
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib, .udk-explorer .udk-explorer-figure .jupyter-matplotlib-figure,
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-container { max-width: 100%; }
+/* A slider keeps a usable track: its name and readout give way first. */
+.udk-explorer .widget-slider .widget-label { flex-shrink: 1; min-width: 3em; }
+.udk-explorer .widget-slider .slider-container { min-width: 180px; }
+/* Display equations of the page scroll sideways in a narrow column instead of being cut. */
+.jp-RenderedMarkdown mjx-container[display="true"], .jp-RenderedHTMLCommon mjx-container[display="true"] {
+  display: block; max-width: 100%; overflow-x: auto; overflow-y: hidden; }
+"""
+"""The explorers' style sheet, shipped inside each explorer (an HTML widget with a ``<style>``), so it
+works alike in JupyterLab, Voila and a notebook viewer without any set-up."""
+
+
+def _style_widget() -> widgets.HTML:
+    style = widgets.HTML(f"<style>{EXPLORER_CSS}</style>", layout=widgets.Layout(display="none"))
+    style.add_class("udk-explorer-style")
+    return style
+
+
 def has_widget_canvas(figure: Figure) -> bool:
     """True when the figure's canvas is itself a widget (the ipympl backend)."""
     return isinstance(figure.canvas, widgets.DOMWidget)
@@ -199,8 +229,8 @@ class Explorer:
 
     Attributes
     ----------
-    widget : ipywidgets.VBox
-        The whole explorer; displaying the explorer displays this.
+    widget : ipywidgets.Box
+        The whole explorer, a wrapping row (:meth:`_layout`); displaying the explorer displays this.
     controls : dict of str to ipywidgets widget
         The sliders by name: parameters, extras and ``"frame"``.
     play : ipywidgets.Play
@@ -221,6 +251,9 @@ class Explorer:
     view_margin: float = 0.25
     view_inset: float = 0.05
     view_shrink: float = 0.25
+    # A unit written after a control's name on its slider, e.g. {"theta0": "rad", "mu_floor": "1"} shows
+    # "theta0 (rad)"; the control keeps its name in `controls` and `values`.
+    control_units: Mapping[str, str] = {}
 
     def __init__(
         self,
@@ -265,12 +298,16 @@ class Explorer:
         figure.canvas.mpl_connect("draw_event", self._on_full_draw)
 
         self.controls = {}
+        unknown = set(self.control_units) - set(self.parameters) - set(self.extra)
+        if unknown:
+            raise ValueError(f"`control_units` names unknown control(s) {', '.join(sorted(unknown))}")
         for name, (default, options, description) in {**self.parameters, **self.extra}.items():
-            self.controls[name] = self._make_control(name, default, options, description, continuous_update)
+            label = f"{name} ({self.control_units[name]})" if name in self.control_units else name
+            self.controls[name] = self._make_control(label, default, options, description, continuous_update)
         frame = widgets.IntSlider(
             value=0, min=0, max=self.frames - 1, step=1, description="frame",
             tooltip="animated instant (0 = start, last = end of the horizon)",
-            continuous_update=True, readout=True, layout=widgets.Layout(width="320px"),
+            continuous_update=True, readout=True, layout=widgets.Layout(flex="1 1 auto", width="auto", min_width="0"),
         )
         self.controls["frame"] = frame
         # A PNG frame is encoded and sent whole (not as a diff), so that route animates at half the rate.
@@ -486,7 +523,7 @@ class Explorer:
         if isinstance(options[0], str):
             return widgets.ToggleButtons(
                 options=list(options), value=default, description=name, tooltips=[description] * len(options),
-                style={"button_width": "auto"}, layout=widgets.Layout(width="320px"),
+                style={"button_width": "auto"}, layout=widgets.Layout(width=CONTROL_WIDTH, max_width="100%"),
             )
         lo, hi = options
         step = slider_step(lo, hi)
@@ -499,19 +536,31 @@ class Explorer:
         decimals = max(0, -int(math.floor(math.log10(step))))
         return widgets.FloatSlider(
             value=default, min=lo, max=hi, step=step, description=name, tooltip=description,
+            style={"description_width": "initial"} if len(name) > 9 else {},  # a long name (with unit) in full
             continuous_update=continuous_update, readout=True, readout_format=f".{decimals}f",
-            layout=widgets.Layout(width="320px"),
+            layout=widgets.Layout(width=CONTROL_WIDTH, max_width="100%"),
         )
 
-    def _layout(self, title: str) -> widgets.VBox:
+    def _layout(self, title: str) -> widgets.Box:
+        """Title, figure and controls in one wrapping row (see :data:`EXPLORER_CSS`).
+
+        The figure and the box of controls sit side by side where the column is wide
+        enough for both, and the controls wrap below the figure where it is not; the
+        controls themselves wrap into as many columns of sliders as fit. Title and
+        error area take whole lines.
+        """
         names = [*self.parameters, *self.extra]
-        half = (len(names) + 1) // 2
-        columns = widgets.HBox([
-            widgets.VBox([self.controls[n] for n in names[:half]]),
-            widgets.VBox([self.controls[n] for n in names[half:]] + [widgets.HBox([self.play, self.controls["frame"]])]),
-        ])
-        parts = [widgets.HTML(f"<b>{title}</b>")] if title else []
-        box = widgets.VBox(parts + [self.view, columns, self.error_area])
+        animate = widgets.HBox([self.play, self.controls["frame"]], layout=widgets.Layout(width=CONTROL_WIDTH))
+        animate.add_class("udk-explorer-animate")
+        controls = widgets.Box([self.controls[n] for n in names] + [animate], layout=widgets.Layout(
+            display="flex", flex_flow="row wrap", align_content="flex-start", flex="1 1 " + CONTROL_WIDTH,
+            min_width=f"min({CONTROL_WIDTH}, 100%)", max_width="100%"))
+        controls.add_class("udk-explorer-controls")
+        heading = widgets.HTML(f"<b>{title}</b>" if title else "", layout=widgets.Layout(width="100%"))
+        heading.add_class("udk-explorer-title")
+        self.error_area.layout.width = "100%"
+        box = widgets.Box([_style_widget(), heading, self.view, controls, self.error_area], layout=widgets.Layout(
+            display="flex", flex_flow="row wrap", align_items="flex-start", width="100%", max_width="100%"))
         box.add_class("udk-explorer")
         return box
 
