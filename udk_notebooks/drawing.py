@@ -35,6 +35,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, Polygon
+from matplotlib.text import Annotation
 from matplotlib.transforms import Bbox
 
 from .plotting import FORCE_STYLES, OKABE_ITO
@@ -500,8 +501,11 @@ class MechanismView:
             return
         ours = {id(text) for text, _, _ in labels}
         frame = self.ax.bbox
+        # Measuring a static annotation re-sets its transform, which would mark the figure stale (a full
+        # draw on every update): only plain texts and moving (animated) annotations are measured.
         taken = [t.get_window_extent(renderer) for t in self.ax.texts
-                 if id(t) not in ours and t.get_visible() and t.get_text().strip()]
+                 if id(t) not in ours and t.get_visible() and t.get_text().strip()
+                 and (not isinstance(t, Annotation) or t.get_animated())]
         to_pixels = self.ax.transData
         for text, head, beyond in labels:
             half = _half_size(text, renderer)
