@@ -167,22 +167,32 @@ def _encode_png(rgba: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-CONTROL_WIDTH = "340px"
-"""Width of one control: the name, a slider track of about 200 px and the readout."""
+CONTROL_WIDTH = "344px"
+"""Width of one control: the name (56 px), a slider track of about 200 px and the readout (48 px)."""
 
 EXPLORER_CSS = """
 .udk-explorer { gap: 2px 12px; }
 /* Drags must move values, not select the labels and readouts they pass over. */
 .udk-explorer .udk-explorer-controls, .udk-explorer .udk-explorer-title { user-select: none; -webkit-user-select: none; }
 .udk-explorer .udk-explorer-controls { gap: 0 8px; }
-/* Narrow columns: the figure shrinks to the column (its aspect kept) instead of running past its edge. */
-.udk-explorer .udk-explorer-figure { max-width: 100%; min-width: 0; overflow-x: auto; }
+/* The figure takes its own width, never the whole row (the controls go beside it where they fit); in a
+   narrow column it shrinks to the column (its aspect kept) instead of running past its edge. */
+.udk-explorer .udk-explorer-figure { flex: 0 1 auto; max-width: 100%; min-width: 0; overflow-x: auto; }
 .udk-explorer .udk-explorer-figure img { max-width: 100%; height: auto; }
-.udk-explorer .udk-explorer-figure .jupyter-matplotlib, .udk-explorer .udk-explorer-figure .jupyter-matplotlib-figure,
-.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-container { max-width: 100%; }
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-figure,
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-container { max-width: 100%; min-width: 0; }
+/* ipympl sizes its canvases in pixels (inline styles): let them scale down with the column. The lower
+   canvas is laid out in the flow (so the box takes its scaled height), the upper one stays on top of it. */
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div {
+  width: auto !important; height: auto !important; max-width: 100%; }
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div canvas {
+  max-width: 100%; height: auto !important; }
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div canvas:first-child { position: relative !important; }
 /* A slider keeps a usable track: its name and readout give way first. */
 .udk-explorer .widget-slider .widget-label { flex-shrink: 1; min-width: 3em; }
 .udk-explorer .widget-slider .slider-container { min-width: 180px; }
+.udk-explorer .widget-slider .widget-label { width: 56px; }
+.udk-explorer .widget-slider .widget-readout { width: 48px; min-width: 48px; }
 /* Display equations of the page scroll sideways in a narrow column instead of being cut. */
 .jp-RenderedMarkdown mjx-container[display="true"], .jp-RenderedHTMLCommon mjx-container[display="true"] {
   display: block; max-width: 100%; overflow-x: auto; overflow-y: hidden; }
@@ -307,7 +317,7 @@ class Explorer:
         frame = widgets.IntSlider(
             value=0, min=0, max=self.frames - 1, step=1, description="frame",
             tooltip="animated instant (0 = start, last = end of the horizon)",
-            continuous_update=True, readout=True, layout=widgets.Layout(flex="1 1 auto", width="auto", min_width="0"),
+            continuous_update=True, readout=True, layout=widgets.Layout(flex="1 1 300px", width="auto", min_width="0"),
         )
         self.controls["frame"] = frame
         # A PNG frame is encoded and sent whole (not as a diff), so that route animates at half the rate.
@@ -550,7 +560,8 @@ class Explorer:
         error area take whole lines.
         """
         names = [*self.parameters, *self.extra]
-        animate = widgets.HBox([self.play, self.controls["frame"]], layout=widgets.Layout(width=CONTROL_WIDTH))
+        animate = widgets.HBox([self.play, self.controls["frame"]], layout=widgets.Layout(
+            flex_flow="row wrap", width=CONTROL_WIDTH, max_width="100%"))
         animate.add_class("udk-explorer-animate")
         controls = widgets.Box([self.controls[n] for n in names] + [animate], layout=widgets.Layout(
             display="flex", flex_flow="row wrap", align_content="flex-start", flex="1 1 " + CONTROL_WIDTH,

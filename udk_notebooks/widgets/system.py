@@ -230,8 +230,8 @@ class SystemExplorer(Explorer):
     # (tests/browser/test_layout_browser.py measures it).
     figure_width: float = 8.8
     row_height: float = 3.3
-    grid_width: float = 5.9
-    grid_row_height: float = 2.45
+    grid_width: float = 5.6
+    grid_row_height: float = 2.4
 
     def __init__(self, parameters: Mapping[str, ParameterSpec], *, extra: Mapping[str, ParameterSpec] | None = None,
                  forces: bool = True, **kwargs: Any):
