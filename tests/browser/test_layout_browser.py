@@ -1,8 +1,8 @@
 """Explorers that fit: JupyterLab at 1366x768 with the file browser open, and 800 px wide.
 
 A scratch notebook in the server's temporary root holds a long display equation and
-three explorers (ipympl canvas): a one-row figure with its sliders below, a 2x2 figure
-with its sliders beside it, and a SystemExplorer with three cells. After Run All:
+every registered explorer (ipympl canvas): one-row figures with their sliders below,
+2x2 figures with their sliders beside them. After Run All:
 
 - at 1366x768: each explorer, scrolled to its top, has its figure and every slider
   inside the visible notebook area at once;
@@ -10,6 +10,9 @@ with its sliders beside it, and a SystemExplorer with three cells. After Run All
   each slider track is at least ``MIN_TRACK`` px wide, dragging a slider's handle
   moves its value and selects no text, and the display equation ends inside the
   notebook (it scrolls sideways when it is wider).
+
+The same fit at 1366x768 in the Voila app (``make app``): on each explorer's page the
+figure and every slider are in the window at once.
 
 Screenshots of each explorer at each width go to ``test-artifacts/layout/``.
 """
@@ -25,13 +28,16 @@ import nbformat.v4 as v4
 import pytest
 from playwright.sync_api import expect
 
+from udk_notebooks.widgets import EXPLORERS as REGISTRY
+
+from test_app_browser import voila  # noqa: F401  (the Voila app fixture)
 from test_lesson_browser import ALL_PROMPTS_RUN_JS, FIGURE_READY_JS, KERNEL_IDLE, KERNEL_TIMEOUT_MS, _assert_no_errors
 
 NOTEBOOK = "udk_layout_check.ipynb"
-EXPLORERS = ("InclineFrictionExplorer", "DoublePendulumExplorer", "KeplerExplorer")
+EXPLORERS = tuple(cls.__name__ for _, cls in sorted(REGISTRY.items()))
 WIDTHS = {"laptop": {"width": 1366, "height": 768}, "narrow": {"width": 800, "height": 768}}
 MIN_TRACK = 190  # px: a slider track a student can aim at
-RUN_ALL_TIMEOUT_MS = 300_000
+RUN_ALL_TIMEOUT_MS = 600_000
 FIGURE_TIMEOUT_MS = 90_000
 LONG_EQUATION = ("$$M\\ddot q = Q + M^{1/2}\\left(A M^{-1/2}\\right)^{+}\\left(b - A M^{-1} Q\\right)"
                  + "".join(f" + \\alpha_{{{k}}}\\beta_{{{k}}}\\gamma_{{{k}}}" for k in range(24)) + "$$")
@@ -179,5 +185,33 @@ def test_explorers_fit_and_drag(size, lab, chromium, artifacts_dir: Path):
             problems.append("the display equation is wider than the notebook and does not scroll")
         page.screenshot(path=str(shots / f"{size}-equation.png"))
         assert not problems, f"at {WIDTHS[size]['width']}x{WIDTHS[size]['height']}:\n" + "\n".join(problems)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_app_page_shows_figure_and_sliders_at_once(name, voila, chromium, artifacts_dir: Path):
+    url, _ = voila
+    context = chromium.new_context(viewport=WIDTHS["laptop"])
+    page = context.new_page()
+    try:
+        page.goto(f"{url}/voila/render/{name}.ipynb")
+        explorer = page.locator(".udk-explorer").first
+        explorer.wait_for(timeout=FIGURE_TIMEOUT_MS)
+        scope = explorer.element_handle()
+        page.wait_for_function(FIGURE_READY_JS, arg=scope, timeout=FIGURE_TIMEOUT_MS)
+        scope.evaluate("e => e.scrollIntoView({block: 'start'})")
+        time.sleep(0.3)
+        parts = page.evaluate(PARTS_JS, scope)
+        height = page.evaluate("() => window.innerHeight")
+        shots = artifacts_dir / "layout"
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / f"app-{name}.png"))
+        for what in ("figure_bottom", "controls_bottom"):
+            assert parts[what] <= height + 1, (
+                f"{name}: the {what.split('_')[0]} ends {parts[what] - parts['top']:.0f} px below the explorer's "
+                f"top, the window is {height} px high")
+        narrow = [round(w) for w in parts["tracks"] if w < MIN_TRACK]
+        assert not narrow, f"{name}: slider tracks of {narrow} px (at least {MIN_TRACK})"
     finally:
         context.close()

@@ -560,8 +560,9 @@ class Explorer:
         error area take whole lines.
         """
         names = [*self.parameters, *self.extra]
+        # play and frame share a line where the row has room for both, else the frame slider wraps below
         animate = widgets.HBox([self.play, self.controls["frame"]], layout=widgets.Layout(
-            flex_flow="row wrap", width=CONTROL_WIDTH, max_width="100%"))
+            flex_flow="row wrap", flex="1 1 " + CONTROL_WIDTH, max_width="100%"))
         animate.add_class("udk-explorer-animate")
         controls = widgets.Box([self.controls[n] for n in names] + [animate], layout=widgets.Layout(
             display="flex", flex_flow="row wrap", align_content="flex-start", flex="1 1 " + CONTROL_WIDTH,
