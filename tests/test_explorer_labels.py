@@ -152,3 +152,53 @@ def test_no_text_overlaps_or_leaves_the_figure(explorer, share):
     boxes = text_boxes(figure)
     problems = overlaps(boxes) + outside(figure, boxes)
     assert not problems, f"{type(explorer).__name__} at frame {explorer.frame}:\n" + "\n".join(problems)
+
+
+def test_kepler_force_panel_never_runs_below_zero():
+    """Panel (b) plots a distance and a force's size: its views stop at zero whatever the sliders."""
+    explorer = EXPLORERS["kepler"]()
+    ax = explorer.figure.axes[1]
+    try:
+        for values in ({}, {"epsilon": explorer.controls["epsilon"].max}, {"ell": explorer.controls["ell"].min},
+                       {"epsilon": explorer.controls["epsilon"].min, "L": explorer.controls["L"].max}):
+            explorer.set(**values)
+            assert explorer.error == "", explorer.error
+            (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+            assert x0 >= 0.0 and y0 >= 0.0, (values, ax.get_xlim(), ax.get_ylim())
+            for line in ax.get_lines():  # and the data still in view
+                x, y = line.get_data()
+                if len(x):
+                    assert x0 <= min(x) and max(x) <= x1 and y0 <= min(y) and max(y) <= y1
+    finally:
+        explorer.close()
+
+
+def test_nonnegative_panel_needs_two_linear_quantities():
+    from udk_notebooks.widgets import Curve, Panel
+
+    curve = Curve("r", lambda run: (run.trajectory.t, run.trajectory.t))
+    with pytest.raises(ValueError, match="nonnegative"):
+        Panel("size", "time t (s)", "r (m)", curves=(curve,), nonnegative=True)
+    with pytest.raises(ValueError, match="nonnegative"):
+        Panel("size", "r (m)", "F (N)", curves=(curve,), time=False, yscale="log", nonnegative=True)
+
+
+def test_ladder_sliders_name_their_units():
+    explorer = EXPLORERS["ladder"]()
+    try:
+        labels = {name: explorer.controls[name].description for name in ("theta0", "mu_floor", "mu_wall", "L")}
+        assert labels == {"theta0": "theta0 (rad)", "mu_floor": "mu_floor (1)", "mu_wall": "mu_wall (1)",
+                          "L": "L (m)"}
+        assert set(explorer.values) == {"theta0", "mu_floor", "mu_wall", "L", "horizon"}  # names unchanged
+    finally:
+        explorer.close()
+
+
+def test_control_units_must_name_controls():
+    from udk_notebooks.widgets import InclinedLineExplorer
+
+    class Misnamed(InclinedLineExplorer):
+        control_units = {"slop": "1"}
+
+    with pytest.raises(ValueError, match="control_units.*slop"):
+        Misnamed()
