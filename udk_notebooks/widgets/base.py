@@ -189,9 +189,8 @@ EXPLORER_CSS = """
   max-width: 100%; height: auto !important; }
 .udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div canvas:first-child { position: relative !important; }
 /* A slider keeps a usable track: its name and readout give way first. */
-.udk-explorer .widget-slider .widget-label { flex-shrink: 1; min-width: 3em; }
+.udk-explorer .widget-slider .widget-label { width: 56px; flex-shrink: 1; min-width: 3em; }
 .udk-explorer .widget-slider .slider-container { min-width: 180px; }
-.udk-explorer .widget-slider .widget-label { width: 56px; }
 .udk-explorer .widget-slider .widget-readout { width: 48px; min-width: 48px; }
 /* Display equations of the page scroll sideways in a narrow column instead of being cut. */
 .jp-RenderedMarkdown mjx-container[display="true"], .jp-RenderedHTMLCommon mjx-container[display="true"] {
@@ -202,6 +201,7 @@ works alike in JupyterLab, Voila and a notebook viewer without any set-up."""
 
 
 def _style_widget() -> widgets.HTML:
+    """An invisible HTML widget holding :data:`EXPLORER_CSS` (it styles every explorer on the page)."""
     style = widgets.HTML(f"<style>{EXPLORER_CSS}</style>", layout=widgets.Layout(display="none"))
     style.add_class("udk-explorer-style")
     return style
