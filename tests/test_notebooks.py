@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -38,7 +39,7 @@ def test_lesson_stored_without_outputs(lesson_notebook: Path):
 def executed_lessons(request) -> dict:
     """The selected lessons executed once each, as a student's kernel runs them, two at a time."""
     chosen = {item.callspec.params["lesson_notebook"] for item in request.session.items
-              if item.originalname == "test_lesson_executes"}
+              if item.originalname in ("test_lesson_executes", "test_lesson_shows_no_bare_object_repr")}
     return execute_lessons(sorted(chosen), static=False, timeout=CELL_TIMEOUT, workers=2)
 
 
@@ -49,3 +50,30 @@ def test_lesson_executes(lesson_notebook: Path, executed_lessons: dict):
         raise result
     code = [cell for cell in result.cells if cell.cell_type == "code" and cell.source.strip()]
     assert all(cell.execution_count for cell in code), f"{lesson_notebook.name}: a code cell did not run"
+
+
+# What a cell shows when its last line returns a matplotlib object: `<matplotlib.legend.Legend at 0x7f...>`,
+# `<Axes: title={'center': 'x'}>`, `Text(0.5, 1.0, 'title')`, `[<matplotlib.lines.Line2D at 0x...>]`.
+BARE_REPR = re.compile(r"^\[?<(matplotlib\.[\w.]+ (object )?at 0x[0-9a-f]+|Axes: [^>]*)>|^(Text|Annotation)\(")
+
+
+def test_bare_repr_pattern():
+    for shown in ("<matplotlib.legend.Legend at 0x7f3a2c1d0>", "<Axes: xlabel='t (s)'>", "Text(0.5, 1.0, 'orbit')",
+                  "[<matplotlib.lines.Line2D at 0x7f0000>]"):
+        assert BARE_REPR.search(shown), shown
+    for shown in ("<Figure size 640x480 with 1 Axes>", "array([1., 2.])", "0.25"):
+        assert not BARE_REPR.search(shown), shown
+
+
+@pytest.mark.slow
+def test_lesson_shows_no_bare_object_repr(lesson_notebook: Path, executed_lessons: dict):
+    """No cell's result is a bare matplotlib object (end the line with `;` or assign it)."""
+    result = executed_lessons[lesson_notebook]
+    if isinstance(result, Exception):
+        raise result
+    found = [f"cell {k}: {output['data']['text/plain'][:80]!r}"
+             for k, cell in enumerate(result.cells) if cell.cell_type == "code"
+             for output in cell.get("outputs", ())
+             if output.get("output_type") == "execute_result"
+             and BARE_REPR.search(output.get("data", {}).get("text/plain", ""))]
+    assert not found, f"{lesson_notebook.name} shows object reprs:\n" + "\n".join(found)

@@ -34,6 +34,8 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, Polygon
+from matplotlib.text import Annotation
+from matplotlib.transforms import Bbox
 
 from .plotting import FORCE_STYLES, OKABE_ITO
 from .simulation import Trajectory
@@ -314,6 +316,7 @@ class MechanismView:
             self._joints.append((joint, marker))
             self._artists.append(marker)
         self._arrows = []
+        self._label_heads = {}  # per label (by id): the arrow head in metres and the arrow's unit direction
         if self.show_forces:
             for _site in mechanism.forces:
                 row = []
@@ -480,7 +483,41 @@ class MechanismView:
                     label = base + tip_vec + 0.04 * self._label_offset() * beyond
                     text.set_visible(bool(np.all(np.abs(label) < SANE_REACH)))
                     text.set_position(tuple(label))
+                    self._label_heads[id(text)] = (base + tip_vec, beyond)
         self._clock.set_text(f"t = {t:.2f} s")
+        self.place_labels()
+
+    def place_labels(self) -> None:
+        """Keep the arrow labels apart, and off the axes' other texts (clock, notes), at the current view.
+
+        Each label goes to the first free spot near its arrow head: straight past the head,
+        then turned about the head (45, 90, 135, 180 degrees), then further out. Where
+        every spot is taken (a crowded instant), it stays straight past the head. Called
+        after each instant is drawn, and again by an explorer once its views are chosen,
+        since a spot is free or not in pixels.
+        """
+        renderer = _renderer_of(self.ax)
+        labels = [(text, *self._label_heads[id(text)]) for row in self._arrows for _, text in row
+                  if text.get_visible() and text.get_text() and id(text) in self._label_heads]
+        if renderer is None or not labels:
+            return
+        ours = {id(text) for text, _, _ in labels}
+        frame = self.ax.bbox
+        # Measuring a static annotation re-sets its transform, which would mark the figure stale (a full
+        # draw on every update): only plain texts and moving (animated) annotations are measured.
+        taken = [t.get_window_extent(renderer) for t in self.ax.texts
+                 if id(t) not in ours and t.get_visible() and t.get_text().strip()
+                 and (not isinstance(t, Annotation) or t.get_animated())]
+        to_pixels = self.ax.transData
+        for text, head, beyond in labels:
+            half = _half_size(text, renderer)
+            head_px = to_pixels.transform(head)
+            direction = to_pixels.transform(head + beyond * 1e-3 * max(self._label_offset(), 1e-9)) - head_px
+            norm = float(np.hypot(*direction))
+            direction = direction / norm if norm > 0 else np.array([0.0, 1.0])
+            spot = _free_spot(head_px, direction, half, taken, frame)
+            taken.append(Bbox.from_extents(*(spot - half), *(spot + half)))
+            text.set_position(tuple(to_pixels.inverted().transform(spot)))
 
     def joint_positions(self) -> dict[str, np.ndarray]:
         """Where each drawn joint marker is now, by joint name, shape (2,) each."""
@@ -508,6 +545,44 @@ class MechanismView:
         """Move to sample ``index`` of ``trajectory``, with its three force terms."""
         forces = {kind: getattr(trajectory, kind)[index] for kind in FORCE_KINDS}
         self.update(trajectory.q[index], float(trajectory.t[index]), forces)
+
+
+LABEL_TURNS = (0.0, 45.0, -45.0, 90.0, -90.0, 135.0, -135.0, 180.0)  # degrees from the arrow's direction
+LABEL_GAPS = (1.0, 2.2, 3.4)  # distances of a label's centre from the head, in label half-heights past it
+
+
+def _renderer_of(ax: Axes):
+    """The renderer of the axes' canvas (text sizes need one), or None when the canvas has none."""
+    canvas = ax.get_figure(root=True).canvas
+    get = getattr(canvas, "get_renderer", None)
+    return get() if get is not None else None
+
+
+def _half_size(text, renderer) -> np.ndarray:
+    """Half the width and height of a text's box in pixels, plus a pixel of air."""
+    box = text.get_window_extent(renderer)
+    return np.array([box.width / 2 + 1.0, box.height / 2 + 1.0])
+
+
+def _free_spot(head, direction, half, taken, frame) -> np.ndarray:
+    """The centre, in pixels, of the first label box near ``head`` that meets no box in ``taken``.
+
+    Candidates: at each gap of :data:`LABEL_GAPS`, the turns of :data:`LABEL_TURNS`
+    from ``direction``; a box must also lie inside ``frame`` (the axes). None free: the first.
+    """
+    first = None
+    for gap in LABEL_GAPS:
+        reach = gap * float(np.hypot(*half))
+        for turn in np.radians(LABEL_TURNS):
+            c, s = math.cos(turn), math.sin(turn)
+            spot = head + reach * np.array([c * direction[0] - s * direction[1], s * direction[0] + c * direction[1]])
+            if first is None:
+                first = spot
+            box = Bbox.from_extents(*(spot - half), *(spot + half))
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            if inside and not any(box.overlaps(other) for other in taken):
+                return spot
+    return first
 
 
 def _new_figure(figsize) -> Figure:

@@ -74,7 +74,7 @@ power ``-mu N |x_1'|`` while sliding and zero while sticking, with
 
 References
 ----------
-Lecture slides "Multibody systems", Chapter 9 (seed 004): Coulomb dry
+Lecture slides "Multibody systems", Chapter 9: Coulomb dry
 friction, stick and slip; the power theorem (Proposition 9.32). F. E. Udwadia,
 R. E. Kalaba, Y. Fan, "Is analytical dynamics a theoretical or an experimental
 science?", Nonlinear Analysis 63 (2005) 692-698, Eqs. (8)-(11).

@@ -1,4 +1,4 @@
-r"""A point on a circle whose radius grows with time: a rheonomic constraint (textbook chapter, seed 003).
+r"""A point on a circle whose radius grows with time: a rheonomic constraint (textbook chapter).
 
 ::
 

@@ -1,4 +1,4 @@
-r"""A block on a rough incline: Coulomb friction as a nonideal constraint (encyclopedia article, seed 002).
+r"""A block on a rough incline: Coulomb friction as a nonideal constraint (encyclopedia article).
 
 ::
 
@@ -78,7 +78,7 @@ tangent ``e = (cos alpha, sin alpha)`` the distance ``d`` obeys:
 References
 ----------
 Encyclopedia article "Udwadia-Kalaba equation", section "Inclined plane with
-friction" (seed 002). F. E. Udwadia, R. E. Kalaba, Y. Fan, "Is analytical
+friction". F. E. Udwadia, R. E. Kalaba, Y. Fan, "Is analytical
 dynamics a theoretical or an experimental science?", Nonlinear Analysis 63
 (2005) 692-698, Eqs. (8)-(11).
 """

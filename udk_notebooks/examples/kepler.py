@@ -1,4 +1,4 @@
-r"""The inverse Kepler problem: which force keeps a free mass on a conic? (encyclopedia article, seed 002).
+r"""The inverse Kepler problem: which force keeps a free mass on a conic? (encyclopedia article).
 
 ::
 
@@ -86,7 +86,7 @@ The position from perihelion is then turned by ``pi`` (perihelion at
 References
 ----------
 Encyclopedia article "Udwadia-Kalaba equation", section "Inverse Kepler
-problem" (seed 002). B. Zhang et al., "A new study of Kepler's law and the
+problem". B. Zhang et al., "A new study of Kepler's law and the
 inverse square law of gravitation", Eur. J. Phys. 36 (2015) 035018.
 """
 

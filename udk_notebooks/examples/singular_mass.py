@@ -1,4 +1,4 @@
-r"""A bob on the bar of an elliptic trammel with massless sliders: a singular mass matrix (encyclopedia, seed 002).
+r"""A bob on the bar of an elliptic trammel with massless sliders: a singular mass matrix (encyclopedia article).
 
 ::
 
@@ -84,7 +84,7 @@ circle of radius ``l / 2`` and the bob a simple pendulum of that length.
 References
 ----------
 Encyclopedia article "Udwadia-Kalaba equation", section "Equation of motion"
-(singular mass matrices, ``M_A = M + A^+ A``, seed 002). F. E. Udwadia,
+(singular mass matrices, ``M_A = M + A^+ A``). F. E. Udwadia,
 P. Phohomsiri, "Explicit equations of motion for constrained mechanical
 systems with singular mass matrices and applications to multi-body
 dynamics", Proc. R. Soc. A 462 (2006) 2097-2117.

@@ -184,17 +184,55 @@ OFFLINE_NOTE = (
 """Shown beside every explorer; the live explorer's style hides it, so it shows only where the
 explorer cannot come back by itself (a reopened notebook: "Error displaying widget: model not found")."""
 
-_EXPLORER_STYLE = """<style>
+
+# Front-end handshake of the ipympl canvas: when no "initialized" message has come this long
+# after the explorer was shown, the kernel sends the frame unasked, then again after twice the wait.
+FIRST_FRAME_RETRIES_S = (1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+CONTROL_WIDTH = "344px"
+"""Width of one control: the name (56 px), a slider track of about 200 px and the readout (48 px)."""
+
+EXPLORER_CSS = """
 .jp-OutputArea:has(.udk-explorer) .udk-explorer-offline { display: none; }
 /* The PNG of the figure takes no pointer: a press that lands on it (the layout moved, a touch
    that began on it) can then never start a native image drag, which cancels the pointer
    (pointercancel) and with it the slider drag in progress. */
 .udk-explorer .udk-explorer-figure img { pointer-events: none; -webkit-user-drag: none; user-select: none; }
-</style>"""
+.udk-explorer { gap: 2px 12px; }
+/* Drags must move values, not select the labels and readouts they pass over. */
+.udk-explorer .udk-explorer-controls, .udk-explorer .udk-explorer-title { user-select: none; -webkit-user-select: none; }
+.udk-explorer .udk-explorer-controls { gap: 0 8px; }
+/* The figure takes its own width, never the whole row (the controls go beside it where they fit); in a
+   narrow column it shrinks to the column (its aspect kept) instead of running past its edge. */
+.udk-explorer .udk-explorer-figure { flex: 0 1 auto; max-width: 100%; min-width: 0; overflow-x: auto; }
+.udk-explorer .udk-explorer-figure img { max-width: 100%; height: auto; }
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-figure,
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-container { max-width: 100%; min-width: 0; }
+/* ipympl sizes its canvases in pixels (inline styles): let them scale down with the column. The lower
+   canvas is laid out in the flow (so the box takes its scaled height), the upper one stays on top of it. */
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div {
+  width: auto !important; height: auto !important; max-width: 100%; }
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div canvas {
+  max-width: 100%; height: auto !important; }
+.udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div canvas:first-child { position: relative !important; }
+/* A slider keeps a usable track: its name and readout give way first. */
+.udk-explorer .widget-slider .widget-label { width: 56px; flex-shrink: 1; min-width: 3em; }
+.udk-explorer .widget-slider .slider-container { min-width: 180px; }
+.udk-explorer .widget-slider .widget-readout { width: 48px; min-width: 48px; }
+/* Display equations of the page scroll sideways in a narrow column instead of being cut. */
+.jp-RenderedMarkdown mjx-container[display="true"], .jp-RenderedHTMLCommon mjx-container[display="true"] {
+  display: block; max-width: 100%; overflow-x: auto; overflow-y: hidden; }
+"""
+"""The explorers' style sheet, shipped inside each explorer (an HTML widget with a ``<style>``), so it
+works alike in JupyterLab, Voila and a notebook viewer without any set-up."""
 
-# Front-end handshake of the ipympl canvas: when no "initialized" message has come this long
-# after the explorer was shown, the kernel sends the frame unasked, then again after twice the wait.
-FIRST_FRAME_RETRIES_S = (1.0, 2.0, 4.0, 8.0, 16.0)
+
+def _style_widget() -> widgets.HTML:
+    """An invisible HTML widget holding :data:`EXPLORER_CSS` (it styles every explorer on the page)."""
+    style = widgets.HTML(f"<style>{EXPLORER_CSS}</style>", layout=widgets.Layout(display="none"))
+    style.add_class("udk-explorer-style")
+    return style
 
 
 def has_widget_canvas(figure: Figure) -> bool:
@@ -229,8 +267,8 @@ class Explorer:
 
     Attributes
     ----------
-    widget : ipywidgets.VBox
-        The whole explorer; displaying the explorer displays this.
+    widget : ipywidgets.Box
+        The whole explorer, a wrapping row (:meth:`_layout`); displaying the explorer displays this.
     controls : dict of str to ipywidgets widget
         The sliders by name: parameters, extras and ``"frame"``.
     play : ipywidgets.Play
@@ -251,6 +289,9 @@ class Explorer:
     view_margin: float = 0.25
     view_inset: float = 0.05
     view_shrink: float = 0.25
+    # A unit written after a control's name on its slider, e.g. {"theta0": "rad", "mu_floor": "1"} shows
+    # "theta0 (rad)"; the control keeps its name in `controls` and `values`.
+    control_units: Mapping[str, str] = {}
 
     def __init__(
         self,
@@ -295,12 +336,16 @@ class Explorer:
         figure.canvas.mpl_connect("draw_event", self._on_full_draw)
 
         self.controls = {}
+        unknown = set(self.control_units) - set(self.parameters) - set(self.extra)
+        if unknown:
+            raise ValueError(f"`control_units` names unknown control(s) {', '.join(sorted(unknown))}")
         for name, (default, options, description) in {**self.parameters, **self.extra}.items():
-            self.controls[name] = self._make_control(name, default, options, description, continuous_update)
+            label = f"{name} ({self.control_units[name]})" if name in self.control_units else name
+            self.controls[name] = self._make_control(label, default, options, description, continuous_update)
         frame = widgets.IntSlider(
             value=0, min=0, max=self.frames - 1, step=1, description="frame",
             tooltip="animated instant (0 = start, last = end of the horizon)",
-            continuous_update=True, readout=True, layout=widgets.Layout(width="320px"),
+            continuous_update=True, readout=True, layout=widgets.Layout(flex="1 1 300px", width="auto", min_width="0"),
         )
         self.controls["frame"] = frame
         # A PNG frame is encoded and sent whole (not as a diff), so that route animates at half the rate.
@@ -320,9 +365,6 @@ class Explorer:
             self.view = widgets.Output()
         self.view.add_class("udk-explorer-figure")
         self.widget = self._layout(title)
-        # Hidden: it only carries the style sheet (a <style> applies wherever it sits in the page).
-        self._style = widgets.HTML(_EXPLORER_STYLE, layout=widgets.Layout(display="none"))
-        self.widget.children = (*self.widget.children, self._style)
         self._front_end_ready = False
         self._retries = list(FIRST_FRAME_RETRIES_S)
         self._retry_timer = None
@@ -587,7 +629,7 @@ class Explorer:
         if isinstance(options[0], str):
             return widgets.ToggleButtons(
                 options=list(options), value=default, description=name, tooltips=[description] * len(options),
-                style={"button_width": "auto"}, layout=widgets.Layout(width="320px"),
+                style={"button_width": "auto"}, layout=widgets.Layout(width=CONTROL_WIDTH, max_width="100%"),
             )
         lo, hi = options
         step = slider_step(lo, hi)
@@ -600,19 +642,33 @@ class Explorer:
         decimals = max(0, -int(math.floor(math.log10(step))))
         return widgets.FloatSlider(
             value=default, min=lo, max=hi, step=step, description=name, tooltip=description,
+            style={"description_width": "initial"} if len(name) > 9 else {},  # a long name (with unit) in full
             continuous_update=continuous_update, readout=True, readout_format=f".{decimals}f",
-            layout=widgets.Layout(width="320px"),
+            layout=widgets.Layout(width=CONTROL_WIDTH, max_width="100%"),
         )
 
-    def _layout(self, title: str) -> widgets.VBox:
+    def _layout(self, title: str) -> widgets.Box:
+        """Title, figure and controls in one wrapping row (see :data:`EXPLORER_CSS`).
+
+        The figure and the box of controls sit side by side where the column is wide
+        enough for both, and the controls wrap below the figure where it is not; the
+        controls themselves wrap into as many columns of sliders as fit. Title and
+        error area take whole lines.
+        """
         names = [*self.parameters, *self.extra]
-        half = (len(names) + 1) // 2
-        columns = widgets.HBox([
-            widgets.VBox([self.controls[n] for n in names[:half]]),
-            widgets.VBox([self.controls[n] for n in names[half:]] + [widgets.HBox([self.play, self.controls["frame"]])]),
-        ])
-        parts = [widgets.HTML(f"<b>{title}</b>")] if title else []
-        box = widgets.VBox(parts + [self.view, columns, self.error_area])
+        # play and frame share a line where the row has room for both, else the frame slider wraps below
+        animate = widgets.HBox([self.play, self.controls["frame"]], layout=widgets.Layout(
+            flex_flow="row wrap", flex="1 1 " + CONTROL_WIDTH, max_width="100%"))
+        animate.add_class("udk-explorer-animate")
+        controls = widgets.Box([self.controls[n] for n in names] + [animate], layout=widgets.Layout(
+            display="flex", flex_flow="row wrap", align_content="flex-start", flex="1 1 " + CONTROL_WIDTH,
+            min_width=f"min({CONTROL_WIDTH}, 100%)", max_width="100%"))
+        controls.add_class("udk-explorer-controls")
+        heading = widgets.HTML(f"<b>{title}</b>" if title else "", layout=widgets.Layout(width="100%"))
+        heading.add_class("udk-explorer-title")
+        self.error_area.layout.width = "100%"
+        box = widgets.Box([_style_widget(), heading, self.view, controls, self.error_area], layout=widgets.Layout(
+            display="flex", flex_flow="row wrap", align_items="flex-start", width="100%", max_width="100%"))
         box.add_class("udk-explorer")
         return box
 

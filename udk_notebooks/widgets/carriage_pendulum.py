@@ -65,14 +65,14 @@ class CarriagePendulumExplorer(SystemExplorer):
 
     heading = "Pendulum on a sprung carriage driven by F(t) = F0 sin(omega t) (lecture slides, Ex. 4:14)"
     panels = (
-        Panel(r"phase portrait of the string angle", r"$\varphi$ (rad)", r"$\dot\varphi$ (rad/s)", time=False,
+        Panel(r"phase portrait of $\varphi$", r"$\varphi$ (rad)", r"$\dot\varphi$ (rad/s)", time=False,
               curves=(Curve("", _angle, color=OKABE_ITO["blue"], ls="-"),)),
         Panel("carriage and ball", "time t (s)", "position (m)", zero=True, curves=(
             time_curve("carriage $x_c$", lambda run: run.trajectory.q[:, 0], color=OKABE_ITO["orange"], ls="-"),
             time_curve("ball $x - x_c$", lambda run: run.trajectory.q[:, 1] - run.trajectory.q[:, 0],
                        color=OKABE_ITO["blue"], ls="--"),
         )),
-        Panel("power balance, integrated", "time t (s)", "energy (J)", zero=True, curves=(
+        Panel("integrated power balance", "time t (s)", "energy (J)", zero=True, curves=(
             time_curve("h(t) - h(0)", lambda run: run.trajectory.energy - run.trajectory.energy[0],
                        color=OKABE_ITO["blue"], ls="-"),
             time_curve("work of F(t)", lambda run: run.data["work"]["nonconservative"],

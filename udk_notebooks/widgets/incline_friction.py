@@ -177,22 +177,20 @@ class InclineFrictionExplorer(MechanismPanel, Explorer):
     def make_figure(self):
         fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
         ax_block, ax_dist, ax_energy = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.1, 1.1]})
-        fig.subplots_adjust(left=0.07, right=0.99, bottom=0.16, top=0.9, wspace=0.32)
-        titles = ("(a) block, forces", "(b) distance $d$", "(c) energy")
+        fig.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.9, wspace=0.36)
+        titles = ("(a) block, forces", "(b) $d(t)$", "(c) energy")  # short: the keys share the row
         for ax, title in zip((ax_block, ax_dist, ax_energy), titles):
             ax.set_title(title, fontsize=9, y=1.0, pad=4, loc="left")
             ax.xaxis.set_major_locator(MaxNLocator(4))
             ax.yaxis.set_major_locator(MaxNLocator(4))
             ax.tick_params(labelsize=8)
         for ax in (ax_dist, ax_energy):
-            ax.set_xlabel("$t$ (s)", fontsize=9)
-            ax.xaxis.set_label_coords(0.5, -0.09)
-        ax_dist.set_ylabel("distance up the slope (m)", fontsize=8)
+            ax.set_xlabel("time $t$ (s)", fontsize=8)
+        ax_dist.set_ylabel("distance $d$ up the slope (m)", fontsize=8)
         ax_energy.set_ylabel("energy (J)", fontsize=8)
 
-        ax_block.set_xlabel("$x$ (m)", fontsize=9)
-        ax_block.set_ylabel("$y$ (m)", fontsize=9)
-        ax_block.xaxis.set_label_coords(0.5, -0.09)
+        ax_block.set_xlabel("$x$ (m)", fontsize=8)
+        ax_block.set_ylabel("$y$ (m)", fontsize=8)
         ax_block.set_aspect("equal", adjustable="box")
         ax_block.axhline(0.0, color="0.85", lw=0.8, zorder=0)
         self._add_mechanism(ax_block, incline_friction.mechanism())

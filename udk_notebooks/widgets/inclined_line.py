@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import MaxNLocator, NullLocator
+from matplotlib.ticker import MaxNLocator
 
 from .._checks import finite_float
 from ..compiled import CompiledModel
@@ -167,7 +167,7 @@ class InclinedLineExplorer(MechanismPanel, Explorer):
         # title row, outside the data, so that the moving lines never cover them.
         fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
         ax_path, ax_acc, ax_work = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.15, 0.95]})
-        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.9, wspace=0.33)
+        fig.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.9, wspace=0.4)
         for ax, title in zip((ax_path, ax_acc, ax_work), ("(a) path, forces", "(b) accelerations",
                                                           "(c) virtual work $v\\cdot F$")):
             ax.set_title(title, fontsize=9, y=1.0, pad=4, loc="left")
@@ -175,17 +175,15 @@ class InclinedLineExplorer(MechanismPanel, Explorer):
             ax.tick_params(labelsize=8)
 
         ax_path.xaxis.set_major_locator(MaxNLocator(4))
-        ax_path.set_xlabel("$x_1$ (m)")
-        ax_path.set_ylabel("$x_2$ (m)")
-        ax_path.xaxis.set_label_coords(0.5, -0.09)
+        ax_path.set_xlabel("$x_1$ (m)", fontsize=8)
+        ax_path.set_ylabel("$x_2$ (m)", fontsize=8)
         ax_path.set_aspect("equal", adjustable="box")
         self._add_mechanism(ax_path, inclined_line.mechanism(k=DEFAULT_SLOPE))
         _title_keys(ax_path, [(FORCE_STYLES[n]["label"].split()[-2], FORCE_COLORS[n]) for n in FORCE_NAMES])
 
         ax_acc.xaxis.set_major_locator(MaxNLocator(4))
-        ax_acc.set_xlabel("$t$ (s)")
+        ax_acc.set_xlabel("time $t$ (s)", fontsize=8)
         ax_acc.set_ylabel("acceleration (m/s$^2$)", fontsize=8)
-        ax_acc.xaxis.set_label_coords(0.5, -0.09)
         self._acc = [  # dashed on top, so equal accelerations (slope 1) still show both lines
             ax_acc.plot([], [], lw=2.2, color=OKABE_ITO["blue"])[0],
             ax_acc.plot([], [], lw=1.8, color=OKABE_ITO["vermillion"], ls="--")[0],
@@ -197,7 +195,8 @@ class InclinedLineExplorer(MechanismPanel, Explorer):
         colors = [FORCE_COLORS[name] for name in FORCE_NAMES]
         self._bars = list(ax_work.bar(range(3), np.zeros(3), color=colors, width=0.6, edgecolor="0.2"))
         ax_work.set_xticks(range(3), ["$F^N$", "$F^L$", "$F^C$"], fontsize=9)
-        ax_work.yaxis.set_major_locator(NullLocator())  # each bar carries its value (J per m of v); no scale needed
+        # v is a unit vector (no unit), so v.F is a force: newtons, the work per metre moved along v.
+        ax_work.set_ylabel(r"$v\cdot F$, $|v| = 1$ (N)", fontsize=8, labelpad=1)
         for bar, name in zip(self._bars, FORCE_NAMES):
             bar.set_hatch({"impressed": "", "ideal": "//", "nonideal": ".."}[name])  # not colour alone
         ax_work.axhline(0.0, color="0.3", lw=0.8)

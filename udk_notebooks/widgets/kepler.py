@@ -79,7 +79,8 @@ class KeplerExplorer(SystemExplorer):
 
     heading = "Inverse Kepler problem: impose the orbit and the law of areas, get the force (encyclopedia article)"
     panels = (
-        Panel("force against distance", "distance r from the focus (m)", "force |F| (N)", time=False, curves=(
+        Panel("force against distance", "distance r from the focus (m)", "force |F| (N)", time=False,
+              nonnegative=True, curves=(
             Curve("law $k/r^2$", _law, color="0.6", ls="-", lw=3.0, instant=False),
             Curve("from the constraints", lambda run: (_radius(run), _magnitude(run)),
                   color=OKABE_ITO["orange"], ls="--"),

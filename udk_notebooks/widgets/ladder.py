@@ -129,6 +129,7 @@ class LadderExplorer(SystemExplorer):
     """
 
     updates_on_release = True  # each run locates its events: recompute when a slider is let go
+    control_units = {"theta0": "rad", "mu_floor": "1", "mu_wall": "1", "L": "m", "horizon": "s"}  # (1): no unit
     drift_limit = 1e-6
     heading = ("Ladder sliding down a wall: N_wall falls to zero and the top leaves the wall "
                "(udk.Contact on floor and wall; frictionless: sin theta = (2/3) sin theta0)")

@@ -197,7 +197,7 @@ class StabilizationExplorer(Explorer):
     def make_figure(self):
         fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
         ax_drift, ax_bob, ax_stab = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.2, 0.85, 1.0]})
-        fig.subplots_adjust(left=0.07, right=0.99, bottom=0.16, top=0.9, wspace=0.3)
+        fig.subplots_adjust(left=0.08, right=0.99, bottom=0.15, top=0.9, wspace=0.45)
         for ax, title in zip((ax_drift, ax_bob, ax_stab), (r"(a) drift $|\varphi|$", "(b) bob",
                                                           r"(c) $|R(z)|$, $z < 0$")):
             ax.set_title(title, fontsize=9, y=1.0, pad=4, loc="left")
@@ -206,8 +206,8 @@ class StabilizationExplorer(Explorer):
 
         ax_drift.set_yscale("log", nonpositive="mask")  # phi(0) = 0 is left out, not clipped
         ax_drift.xaxis.set_major_locator(MaxNLocator(5))
-        ax_drift.set_xlabel("$t$")
-        ax_drift.xaxis.set_label_coords(0.5, -0.09)
+        ax_drift.set_xlabel("time $t$ (s)", fontsize=8)
+        ax_drift.set_ylabel(r"$|\varphi| = |x^2 + y^2 - l^2|$ (m$^2$)", fontsize=8)
         self._drift = {(m, s): ax_drift.plot([], [], color=METHOD_COLORS[m], lw=1.4 if s else 1.1,
                                              ls="-" if s else "--")[0]
                        for m in METHODS for s in (False, True)}
@@ -219,6 +219,8 @@ class StabilizationExplorer(Explorer):
         ax_bob.set_aspect("equal", adjustable="box")
         ax_bob.xaxis.set_major_locator(MaxNLocator(4))
         ax_bob.yaxis.set_major_locator(MaxNLocator(4))
+        ax_bob.set_xlabel("$x$ (m)", fontsize=8)
+        ax_bob.set_ylabel("$y$ (m)", fontsize=8, labelpad=1)
         circle = np.linspace(0.0, 2 * np.pi, 181)
         ax_bob.plot(LENGTH * np.cos(circle), LENGTH * np.sin(circle), color="0.75", lw=1.0)
         ax_bob.plot([0.0], [0.0], "k+", ms=6)
@@ -234,8 +236,10 @@ class StabilizationExplorer(Explorer):
             ax_stab.plot(z, factor, color=METHOD_COLORS[m], lw=1.2)
         ax_stab.axhline(1.0, color="0.5", lw=0.9, ls="--")
         ax_stab.axvline(0.0, color="0.85", lw=0.8)
-        ax_stab.set_xlabel(r"$z = \tau\lambda$ (markers: Re $\tau\lambda$, eigenvalues of $E$)", fontsize=8)
-        ax_stab.xaxis.set_label_coords(0.5, -0.09)
+        # The markers are Re(tau lambda) for the eigenvalues lambda of the error dynamics E (the
+        # lessons say so); the label keeps to the axis and its unit.
+        ax_stab.set_xlabel(r"$z = \tau\lambda$ (1)", fontsize=8)
+        ax_stab.set_ylabel(r"amplification $|R(z)|$ (1)", fontsize=8, labelpad=1)
         self._markers = {m: ax_stab.plot([], [], "o", color=METHOD_COLORS[m], mec="k", mew=0.6, ms=6)[0]
                          for m in METHODS}
         _title_keys(ax_stab, keys)

@@ -171,6 +171,9 @@ class Panel:
         Equal scales on both axes (paths in a plane).
     shade : Shade, optional
         Stretches of the run to shade (time panels only).
+    nonnegative : bool, optional
+        Both plotted quantities are never negative (a distance and a force's size):
+        the views stop at zero instead of running past it.
     """
 
     title: str
@@ -182,6 +185,7 @@ class Panel:
     zero: bool = False
     equal: bool = False
     shade: Shade | None = None
+    nonnegative: bool = False
 
     def __post_init__(self):
         if self.yscale not in ("linear", "log"):
@@ -190,6 +194,9 @@ class Panel:
             raise ValueError(f"panel {self.title!r} needs at least one curve")
         if self.shade is not None and not self.time:
             raise ValueError(f"panel {self.title!r}: `shade` needs a time panel (time=True)")
+        if self.nonnegative and (self.time or self.yscale == "log"):
+            raise ValueError(f"panel {self.title!r}: `nonnegative` is for a linear panel of two quantities "
+                             "(time=False, yscale='linear')")
 
 
 def time_curve(label: str, values: Callable[[SystemRun], np.ndarray], **style) -> Curve:
@@ -217,10 +224,14 @@ class SystemExplorer(Explorer):
     panels: Sequence[Panel] = ()
     heading: str = ""
     drift_limit: float = 1e-3  # largest constraint residual of a run drawn without a warning
-    # Inches at 100 dpi, plus ipympl's toolbar: fits JupyterLab's notebook column at 1366x768 with the
-    # file browser open (about 945 px; tests/browser/test_every_lesson_browser.py measures it).
+    # Inches at 100 dpi. One row of three cells spans JupyterLab's notebook column at 1366x768 with the
+    # file browser open (about 945 px), the sliders below it; two rows of two cells (the mechanism and
+    # three panels) leave room for the sliders beside it, so that both are on screen at once
+    # (tests/browser/test_layout_browser.py measures it).
     figure_width: float = 8.8
     row_height: float = 3.3
+    grid_width: float = 5.6
+    grid_row_height: float = 2.4
 
     def __init__(self, parameters: Mapping[str, ParameterSpec], *, extra: Mapping[str, ParameterSpec] | None = None,
                  forces: bool = True, **kwargs: Any):
@@ -281,9 +292,14 @@ class SystemExplorer(Explorer):
         cells = 1 + len(self.panels)
         columns = 3 if cells != 4 else 2
         rows = math.ceil(cells / columns)
-        fig = plt.figure(figsize=(self.figure_width, self.row_height * rows + 0.3))
-        grid = fig.add_gridspec(rows, columns, left=0.07, right=0.985, bottom=0.13 / rows + 0.02,
-                                top=1 - 0.1 / rows, wspace=0.38, hspace=0.5)
+        if columns == 2:
+            fig = plt.figure(figsize=(self.grid_width, self.grid_row_height * rows + 0.3))
+            grid = fig.add_gridspec(rows, columns, left=0.11, right=0.97, bottom=0.1 / rows + 0.04,
+                                    top=1 - 0.15 / rows, wspace=0.42, hspace=0.72)
+        else:
+            fig = plt.figure(figsize=(self.figure_width, self.row_height * rows + 0.3))
+            grid = fig.add_gridspec(rows, columns, left=0.07, right=0.985, bottom=0.13 / rows + 0.02,
+                                    top=1 - 0.1 / rows, wspace=0.38, hspace=0.5)
         slots = [grid[i // columns, i % columns] for i in range(cells)]
         ax_mech = fig.add_subplot(slots[0])
         ax_mech.set_aspect("equal", adjustable="box")
@@ -418,6 +434,13 @@ class SystemExplorer(Explorer):
             if now is not None:
                 now.set_xdata([traj.t[j], traj.t[j]])
 
+    def _fit_views(self, result: SystemRun) -> None:
+        super()._fit_views(result)
+        for panel, ax in zip(self.panels, self._axes[1:]):
+            if panel.nonnegative:
+                _stop_at_zero(ax)
+        self._view.place_labels()  # the arrow labels kept apart at the views just chosen
+
     def data_limits(self, result: SystemRun):
         limits = {self._axes[0]: self._view.limits(result.trajectory)}
         for panel, ax, rows in zip(self.panels, self._axes[1:], self._data):
@@ -479,6 +502,10 @@ class MechanismPanel:
             return None
         return animate(self.result.trajectory, self.mechanism_of(self.result), frames=frames, **options)
 
+    def _fit_views(self, result) -> None:
+        super()._fit_views(result)
+        self._view.place_labels()  # the arrow labels kept apart at the views just chosen
+
     def _add_mechanism(self, ax, mechanism: Mechanism) -> None:
         """Create the view and the (hidden) warning text on ``ax``."""
         self._view = MechanismView(ax, mechanism)
@@ -497,6 +524,14 @@ class MechanismPanel:
         warning = trust_warning(trajectory, self.drift_limit)
         self._warning.set_text(warning)
         self._warning.set_visible(bool(warning))
+
+
+def _stop_at_zero(ax) -> None:
+    """Move a view's lower end up to zero where it runs below (its data are never negative)."""
+    for get, put in ((ax.get_xlim, ax.set_xlim), (ax.get_ylim, ax.set_ylim)):
+        lo, hi = get()
+        if lo < 0.0 < hi:
+            put(0.0, hi)
 
 
 def _padded(lo: float, hi: float, share: float = 0.06) -> tuple[float, float]:
