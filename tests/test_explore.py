@@ -28,7 +28,7 @@ from udk_notebooks import examples
 from udk_notebooks.drawing import FORCE_KINDS
 from udk_notebooks.mechanics import mechanism_from_bodies, mechanism_from_system, model_from_bodies, model_from_system
 from udk_notebooks.stabilization import Baumgarte
-from udk_notebooks.widgets.explore import OUTCOMES, PANELS, auto_range, coordinate_mechanism
+from udk_notebooks.widgets.model_explorer import OUTCOMES, PANELS, auto_range, coordinate_mechanism
 
 sys.path.insert(0, str(Path(__file__).parent))
 from explorer_checks import random_settings  # noqa: E402

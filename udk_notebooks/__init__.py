@@ -27,7 +27,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("SINGULAR_RTOL", "SingularConfiguration", "SingularConfigurationWarning"), "singular"),
     **dict.fromkeys(("Baumgarte", "GainMatrix", "StabilityReport", "amplification_matrix", "check_gain", "stability",
                      "stable_gain_interval"), "stabilization"),
-    "explore": "widgets.explore",
+    "explore": "widgets.model_explorer",
 }
 
 

@@ -35,7 +35,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, Polygon
 from matplotlib.text import Annotation
-from matplotlib.transforms import Bbox
+from matplotlib.transforms import Bbox, offset_copy
 
 from .plotting import FORCE_STYLES, OKABE_ITO
 from .simulation import Trajectory
@@ -598,9 +598,11 @@ def force_legend(ax: Axes) -> None:
 
     handles = [Line2D([], [], color=s["color"], ls=s["ls"], lw=s["lw"], label=f"$F^{s['short']}$")
                for s in (FORCE_STYLES[k] for k in FORCE_KINDS)]
-    # Below the axes, so that it never covers the mechanism.
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=8,
-              frameon=False, handlelength=1.8, columnspacing=0.8, handletextpad=0.4)
+    # Below the axes and their x label, so that it never covers the mechanism. The offset is in points
+    # (tick labels and label are a fixed size), not a fraction of the axes, whose height varies.
+    below_label = offset_copy(ax.transAxes, fig=ax.figure, y=-34, units="points")
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below_label, ncol=3,
+              fontsize=8, frameon=False, handlelength=1.8, columnspacing=0.8, handletextpad=0.4)
 
 
 def draw_mechanism(trajectory: Trajectory, mechanism: Mechanism, index: int = -1, ax: Axes | None = None,

@@ -31,7 +31,7 @@ The newer ones share :class:`~udk_notebooks.widgets.system.SystemExplorer`: the
 example's own mechanism drawing (:mod:`udk_notebooks.drawing`) and panels of curves.
 
 Any other model, a student's own included, gets the same explorer without a class:
-:func:`explore` (``udk.explore(model, q0, qd0)``, :mod:`udk_notebooks.widgets.explore`).
+:func:`explore` (``udk.explore(model, q0, qd0)``, :mod:`udk_notebooks.widgets.model_explorer`).
 """
 
 import importlib
@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "SingularMassExplorer": "singular_mass",
     "ChainExplorer": "chain",
     "LadderExplorer": "ladder",
-    **dict.fromkeys(("ModelExplorer", "explore"), "explore"),
+    **dict.fromkeys(("ModelExplorer", "explore"), "model_explorer"),
 }
 
 _CLASS_NAMES: dict[str, str] = {
