@@ -147,3 +147,19 @@ def pytest_collection_modifyitems(config, items):
     result = yield
     _put_groups_in_node_ids(config, items)
     return result
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory, lessons_dir: Path) -> Path:
+    """The static site (``make site``), built once per session for the site tests and the site's browser tests.
+
+    ``UDK_SITE_DIR=build/site`` reuses a site already built there (while developing the site).
+    """
+    from udk_notebooks.site import build_site
+
+    reuse = os.environ.get("UDK_SITE_DIR")
+    if reuse and (Path(reuse) / "index.html").is_file():
+        return Path(reuse)
+    out = tmp_path_factory.mktemp("site")
+    build_site(out, lessons_dir, workers=2, log=lambda line: None)
+    return out

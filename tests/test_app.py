@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import pytest
 
@@ -31,6 +32,11 @@ def test_capped_kernel_manager_refuses_beyond_the_cap(monkeypatch):
 
     from udk_notebooks.app_kernels import CappedKernelManager
 
+    def run(coroutine):
+        """asyncio.run in a thread of its own: a test worker may already run an event loop here (Playwright's)."""
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, coroutine).result()
+
     started = []
 
     async def fake_start(self, *args, **kwargs):  # no real kernel: the cap is what is tested
@@ -40,12 +46,12 @@ def test_capped_kernel_manager_refuses_beyond_the_cap(monkeypatch):
     monkeypatch.setattr(AsyncMappingKernelManager, "start_kernel", fake_start)
     manager = CappedKernelManager(max_kernels=2)
     monkeypatch.setattr(manager, "list_kernel_ids", lambda: list(started))
-    asyncio.run(manager.start_kernel())
-    asyncio.run(manager.start_kernel())
+    run(manager.start_kernel())
+    run(manager.start_kernel())
     with pytest.raises(web.HTTPError) as refused:
-        asyncio.run(manager.start_kernel())
+        run(manager.start_kernel())
     assert refused.value.status_code == 503 and "All 2 explorer sessions are in use" in refused.value.reason
-    assert asyncio.run(manager.start_kernel(kernel_id="k0")) == "k0", "a restart of a running kernel is no new one"
+    assert run(manager.start_kernel(kernel_id="k0")) == "k0", "a restart of a running kernel is no new one"
 
 
 def test_app_pages_name_their_widgets_for_screen_readers():

@@ -88,7 +88,7 @@ def test_lab_prints_one_url_that_opens_and_a_second_start_reuses_the_server(lab_
 
         # Ctrl-C stops the launcher and its server
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 0
+        assert proc.wait(timeout=180) == 0
         with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5)
     finally:

@@ -31,10 +31,8 @@ def _local_links(page: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, lessons_dir: Path) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    build_site(out, lessons_dir, workers=2, log=lambda line: None)
-    return out
+def site(built_site: Path) -> Path:
+    return built_site
 
 
 def test_lesson_info_reads_title_and_summary(lessons_dir: Path):

@@ -34,7 +34,7 @@ CHANGE_TIMEOUT_MS = 30_000
 # Pages in the browser: culling only after 2 minutes, since a kernel sits idle between Voila's
 # server-side run and the page's websocket (long on a loaded machine); closed tabs end theirs at once.
 PAGE_CULL_IDLE_TIMEOUT = 120
-MAX_KERNELS = 8
+MAX_KERNELS = 32  # the cap itself is tested on a server of its own (capped_voila, two kernels)
 # Kernels nobody connects to: culled after a few idle seconds, so the test sees the culler work.
 CULL_IDLE_TIMEOUT = 5
 CULL_INTERVAL = 1

@@ -191,7 +191,7 @@ def test_explorers_fit_and_drag(size, lab, chromium, artifacts_dir: Path):
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_app_page_shows_figure_and_sliders_at_once(name, voila, chromium, artifacts_dir: Path):
-    url, _ = voila
+    url, *_ = voila
     context = chromium.new_context(viewport=WIDTHS["laptop"])
     page = context.new_page()
     try:
@@ -214,4 +214,6 @@ def test_app_page_shows_figure_and_sliders_at_once(name, voila, chromium, artifa
         narrow = [round(w) for w in parts["tracks"] if w < MIN_TRACK]
         assert not narrow, f"{name}: slider tracks of {narrow} px (at least {MIN_TRACK})"
     finally:
+        # as a tab closes: Voila's page ends its kernel, so twelve pages stay within the app's kernel cap
+        page.close(run_before_unload=True)
         context.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import re
 import threading
 from pathlib import Path
@@ -20,7 +19,6 @@ import pytest
 from a11y import axe_source, describe, serious_violations
 from lesson_paths import find_lessons_dir
 
-from udk_notebooks.site import build_site
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 MATHJAX_TIMEOUT_MS = 120_000
@@ -45,13 +43,8 @@ def _site_pages(lessons_dir: Path) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def site_url(tmp_path_factory, lessons_dir: Path):
-    reuse = os.environ.get("UDK_SITE_DIR")
-    if reuse and (Path(reuse) / "index.html").is_file():
-        root = Path(reuse)
-    else:
-        root = tmp_path_factory.mktemp("site")
-        build_site(root, lessons_dir, workers=2, log=lambda line: None)
+def site_url(built_site: Path):
+    root = built_site  # the site the site tests build (tests/conftest.py), not a second build
     handler = functools.partial(_QuietHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
