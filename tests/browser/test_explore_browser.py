@@ -18,6 +18,8 @@ import nbformat
 import pytest
 from playwright.sync_api import expect
 
+from test_lesson_browser import FIGURE_JS  # the figure in a cell (ipympl canvas or PNG), as a comparable signature
+
 NOTEBOOK = "explore_a_new_model.ipynb"
 VIEWPORT = {"width": 1366, "height": 768}
 SLIDER = '.widget-slider:has(.widget-label:text-is("l"))'
@@ -38,22 +40,6 @@ CELLS = [
     '                       units={"m": "kg", "g": "m/s^2", "l": "m"})\nexplorer',
 ]
 
-# The figure in the explorer's cell: the ipympl canvas or the Output's image, as a comparable signature.
-FIGURE_JS = """
-(cell) => {
-  const canvas = cell.querySelector('.jupyter-matplotlib-canvas-div canvas');
-  if (canvas) {
-    const url = canvas.toDataURL();
-    const empty = document.createElement('canvas');
-    empty.width = canvas.width;
-    empty.height = canvas.height;
-    return {kind: 'ipympl', sig: url, blank: canvas.width === 0 || url === empty.toDataURL()};
-  }
-  const img = cell.querySelector('.widget-output img');
-  if (img) return {kind: 'inline', sig: img.src, blank: !img.src};
-  return null;
-}
-"""
 READY_JS = "(cell) => { const f = (" + FIGURE_JS + ")(cell); return !!(f && !f.blank); }"
 CHANGED_JS = "([cell, before]) => { const f = (" + FIGURE_JS + ")(cell); return !!(f && !f.blank && f.sig !== before); }"
 ALL_RUN_JS = """
