@@ -24,7 +24,6 @@ from lesson_paths import LESSONS_ENV, REPO_ROOT, find_lesson_notebooks, find_les
 
 ARTIFACTS_DIR = REPO_ROOT / "test-artifacts"
 TESTS_DIR = Path(__file__).resolve().parent
-_THIS_FILE = Path(__file__).resolve()
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -68,10 +67,11 @@ def artifacts_dir() -> Path:
 # JupyterLab server and Chromium) is built once on every worker that runs a test asking for it. So that it
 # is built once per session, the tests sharing such a fixture, directly or through another fixture, go to
 # one ``xdist_group``: the groups are the connected parts of the graph "test -- shared fixture". The
-# fixtures of this file (paths) and those of pytest and its plugins are cheap and left out, and so is
+# path fixtures of this file and the fixtures of pytest and its plugins are cheap and left out, and so is
 # Chromium (it starts in a second): the Voila app tests and the JupyterLab tests may then run side by side.
-# Without ``--dist loadgroup`` the markers change nothing.
-CHEAP_TO_REPEAT = {"chromium"}
+# This file's costly fixtures (``built_site``) count like any other. Without ``--dist loadgroup`` the
+# markers change nothing.
+CHEAP_TO_REPEAT = {"chromium", "repo_root", "lessons_dir", "artifacts_dir"}
 
 
 def _shared_fixtures(item) -> list[str]:
@@ -86,7 +86,7 @@ def _shared_fixtures(item) -> list[str]:
             continue
         code = getattr(inspect.unwrap(definitions[-1].func), "__code__", None)
         source = Path(code.co_filename).resolve() if code is not None else None
-        if source is None or source == _THIS_FILE or TESTS_DIR not in source.parents:
+        if source is None or TESTS_DIR not in source.parents:
             continue
         # A group name without "::", "[" or "@": xdist appends it to the node id after an "@".
         shared.append(f"{source.relative_to(TESTS_DIR).with_suffix('').as_posix().replace('/', '.')}.{name}")

@@ -58,7 +58,7 @@ def test_a_test_without_shared_fixtures_is_free(request, tmp_path):
 def test_every_collected_test_sharing_a_fixture_has_that_fixture_group(request):
     """Over the whole collection: tests sharing a site, a server or an executed lesson set share a group."""
     session = request.session
-    for name in ("built_once", "site", "executed_lessons", "lab_server", "voila", "built_sets"):
+    for name in ("built_once", "built_site", "site", "executed_lessons", "lab_server", "voila", "built_sets"):
         users = _items_using(session, name)
         groups = {_group(item) for item in users}
         assert len(groups) <= 1 and None not in groups, f"tests using {name!r} are in groups {groups}"
