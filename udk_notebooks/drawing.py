@@ -395,9 +395,28 @@ class MechanismView:
         return max(float(np.ptp(points[:, 0])), float(np.ptp(points[:, 1])), 1e-3)
 
     def _all_points(self, trajectory: Trajectory, forces: bool = True) -> np.ndarray:
+        """Every point the run puts on the axes (joints, moving guides, bodies' corners, arrow tips), shape (k, 2).
+
+        The bodies' points and the force sites of a run are found once and kept for that
+        trajectory and mechanism (an explorer asks for them several times per update: the
+        scene's size, then the views); the arrow tips are the sites plus :attr:`force_scale`
+        times the forces, so they follow the scale without a second pass over the run.
+        """
+        bodies, sites, vectors = self._run_points(trajectory)
+        if not (forces and self.force_scale) or sites.size == 0:
+            return bodies
+        return np.concatenate([bodies, (sites[None] + self.force_scale * vectors).reshape(-1, 2)])
+
+    def _run_points(self, trajectory: Trajectory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(body points (k, 2), force sites (K, s, 2), site forces by kind (3, K, s, 2)), every stride-th sample."""
+        key = (trajectory, self.mechanism)
+        cached = getattr(self, "_points_cache", None)
+        if cached is not None and cached[0][0] is trajectory and cached[0][1] is self.mechanism:
+            return cached[1]
         stride = max(1, len(trajectory.t) // 200)
-        chunks = []
-        for k in range(0, len(trajectory.t), stride):
+        samples = range(0, len(trajectory.t), stride)
+        chunks, sites = [], []
+        for k in samples:
             where = self.mechanism.positions(trajectory.q[k], trajectory.t[k])
             chunks.append(np.array(list(where.values())))
             for guide in self.mechanism.guides:
@@ -408,12 +427,13 @@ class MechanismView:
                     chunks.append(where[part.at] + part.radius * np.array([[1, 1], [-1, -1]]))
                 elif isinstance(part, Block):
                     chunks.append(_block_corners(where[part.at], part.width, part.height, part.angle))
-            if forces and self.force_scale:
-                for s, site in enumerate(self.mechanism.forces):
-                    for kind in FORCE_KINDS:
-                        vec = site.pick(getattr(trajectory, kind)[k])
-                        chunks.append((where[site.at] + self.force_scale * vec)[None, :])
-        return np.concatenate(chunks)
+            sites.append([where[site.at] for site in self.mechanism.forces])
+        sites = np.asarray(sites, dtype=float).reshape(len(samples), len(self.mechanism.forces), 2)
+        vectors = np.stack([self._site_forces(trajectory, kind)[::stride] for kind in FORCE_KINDS]) \
+            if self.mechanism.forces else np.zeros((len(FORCE_KINDS), *sites.shape))
+        found = (np.concatenate(chunks), sites, vectors)
+        self._points_cache = (key, found)
+        return found
 
     def limits(self, trajectory: Trajectory, margin: float = 0.08) -> tuple[tuple[float, float], tuple[float, float]]:
         """x and y intervals that hold every joint, moving guide and arrow tip of the run."""
