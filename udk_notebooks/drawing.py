@@ -503,22 +503,36 @@ class MechanismView:
                     label = base + tip_vec + 0.04 * self._label_offset() * beyond
                     text.set_visible(bool(np.all(np.abs(label) < SANE_REACH)))
                     text.set_position(tuple(label))
-                    self._label_heads[id(text)] = (base + tip_vec, beyond)
+                    self._label_heads[id(text)] = (base + tip_vec, beyond, base)
         self._clock.set_text(f"t = {t:.2f} s")
         self.place_labels()
 
     def place_labels(self) -> None:
         """Keep the arrow labels apart, and off the axes' other texts (clock, notes), at the current view.
 
-        Each label goes to the first free spot near its arrow head: straight past the head,
+        An arrow shorter than :data:`MIN_NAMED_ARROW_PX` on screen gets no label (its letter would
+        sit on the body, among the letters of the other short arrows); the force key names it.
+        Each other label goes to the first free spot near its arrow head: straight past the head,
         then turned about the head (45, 90, 135, 180 degrees), then further out. Where
         every spot is taken (a crowded instant), it stays straight past the head. Called
         after each instant is drawn, and again by an explorer once its views are chosen,
         since a spot is free or not in pixels.
         """
         renderer = _renderer_of(self.ax)
-        labels = [(text, *self._label_heads[id(text)]) for row in self._arrows for _, text in row
-                  if text.get_visible() and text.get_text() and id(text) in self._label_heads]
+        to_pixels = self.ax.transData
+        labels = []
+        for row in self._arrows:
+            for arrow, text in row:
+                if not (arrow.get_visible() and text.get_text() and id(text) in self._label_heads):
+                    continue
+                head, beyond, tail = self._label_heads[id(text)]
+                # A label beside an arrow shorter than itself names a dot: with the arrows of the other
+                # sites and kinds it makes a knot of letters. Such arrows go unnamed (the key names them).
+                length = float(np.hypot(*(to_pixels.transform(head) - to_pixels.transform(tail))))
+                named = length >= MIN_NAMED_ARROW_PX and bool(np.all(np.abs(head) < SANE_REACH))
+                text.set_visible(named)
+                if named:
+                    labels.append((text, head, beyond))
         if renderer is None or not labels:
             return
         ours = {id(text) for text, _, _ in labels}
@@ -528,7 +542,6 @@ class MechanismView:
         taken = [t.get_window_extent(renderer) for t in self.ax.texts
                  if id(t) not in ours and t.get_visible() and t.get_text().strip()
                  and (not isinstance(t, Annotation) or t.get_animated())]
-        to_pixels = self.ax.transData
         for text, head, beyond in labels:
             half = _half_size(text, renderer)
             head_px = to_pixels.transform(head)
@@ -567,6 +580,8 @@ class MechanismView:
         self.update(trajectory.q[index], float(trajectory.t[index]), forces)
 
 
+MIN_NAMED_ARROW_PX = 14.0
+"""Shortest arrow, in pixels, that gets its letter (N, L, C) beside it: about a label's height and a half."""
 LABEL_TURNS = (0.0, 45.0, -45.0, 90.0, -90.0, 135.0, -135.0, 180.0)  # degrees from the arrow's direction
 LABEL_GAPS = (1.0, 2.2, 3.4)  # distances of a label's centre from the head, in label half-heights past it
 

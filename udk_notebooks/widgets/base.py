@@ -49,6 +49,7 @@ import html
 import io
 import math
 import os
+import re
 import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -137,6 +138,26 @@ def _check_row(name: str, row) -> ParameterSpec:
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and lo <= default <= hi):
         raise ValueError(f"parameter `{name}` needs finite bounds lo < hi around its default; got {row!r}")
     return default, (lo, hi), str(description)
+
+
+_UNIT_WORDS = {"seconds": "s", "second": "s", "radians": "rad", "metres": "m", "meters": "m"}
+_UNIT_AT_END = re.compile(r"(?:^|,)\s*in\s+([A-Za-z0-9/^ .]{1,14}?)\s*(?:\(.*\))?\s*$")
+
+
+def unit_of(description: str) -> str | None:
+    """The SI unit a control's description ends with (``"mass of the ball, in kg"`` -> ``"kg"``), or None.
+
+    The unit is the last ", in ..." of the description, a remark in parentheses after it left
+    out (``"in 1 (dimensionless)"`` -> ``"1"``); a unit spelled out (``"in seconds"``) is
+    written as its symbol. Shown after the control's name on its slider, ``m (kg)``.
+    """
+    if not isinstance(description, str):
+        raise TypeError(f"`description` must be a string; got {type(description).__name__}")
+    match = _UNIT_AT_END.search(description)
+    if match is None:
+        return None
+    unit = match.group(1).strip()
+    return _UNIT_WORDS.get(unit, unit) or None
 
 
 def _count(value, name: str, least: int = 1) -> int:
@@ -290,7 +311,8 @@ class Explorer:
     view_inset: float = 0.05
     view_shrink: float = 0.25
     # A unit written after a control's name on its slider, e.g. {"theta0": "rad", "mu_floor": "1"} shows
-    # "theta0 (rad)"; the control keeps its name in `controls` and `values`.
+    # "theta0 (rad)"; the control keeps its name in `controls` and `values`. A slider left out here shows
+    # the unit its description ends with ("..., in kg": see unit_of), if any.
     control_units: Mapping[str, str] = {}
 
     def __init__(
@@ -340,7 +362,8 @@ class Explorer:
         if unknown:
             raise ValueError(f"`control_units` names unknown control(s) {', '.join(sorted(unknown))}")
         for name, (default, options, description) in {**self.parameters, **self.extra}.items():
-            label = f"{name} ({self.control_units[name]})" if name in self.control_units else name
+            unit = self.control_units.get(name) or (None if isinstance(options[0], str) else unit_of(description))
+            label = f"{name} ({unit})" if unit else name
             self.controls[name] = self._make_control(label, default, options, description, continuous_update)
         frame = widgets.IntSlider(
             value=0, min=0, max=self.frames - 1, step=1, description="frame",
@@ -420,6 +443,13 @@ class Explorer:
         follows the data.
         """
         return {}
+
+    def view_options(self, ax: Axes) -> dict[str, float]:
+        """How the views of ``ax`` follow the data: :func:`fit_view`'s ``margin``, ``inset`` and ``shrink``.
+
+        Default: :attr:`view_margin`, :attr:`view_inset` and :attr:`view_shrink` for every axes.
+        """
+        return {"margin": self.view_margin, "inset": self.view_inset, "shrink": self.view_shrink}
 
     # -- public API ----------------------------------------------------------
     @property
@@ -768,8 +798,8 @@ class Explorer:
 
     def _fit_views(self, result) -> None:
         """Move the views that no longer suit the data (see :func:`fit_view`); most updates move none."""
-        options = {"margin": self.view_margin, "inset": self.view_inset, "shrink": self.view_shrink}
         for ax, (x_need, y_need) in self.data_limits(result).items():
+            options = self.view_options(ax)
             needs = {axis: need for axis, need in (("x", x_need), ("y", y_need)) if need is not None}
             views = {axis: ax.get_xlim() if axis == "x" else ax.get_ylim() for axis in needs}
             inverted = {axis: view[0] > view[1] for axis, view in views.items()}

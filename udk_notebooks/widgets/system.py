@@ -357,6 +357,8 @@ class SystemExplorer(Explorer):
             ax.set_xlabel(panel.xlabel, fontsize=8)
             ax.set_ylabel(panel.ylabel, fontsize=8)
             ax.tick_params(labelsize=8)
+            for axis in (ax.xaxis, ax.yaxis):  # the size of a tick label, so that "1e-7" stays clear of the title
+                axis.get_offset_text().set_fontsize(7)
             ax.xaxis.set_major_locator(MaxNLocator(4))
             if panel.yscale == "log":
                 ax.set_yscale("log")
@@ -463,6 +465,13 @@ class SystemExplorer(Explorer):
                     marker.set_data(x[k:k + 1], y[k:k + 1])
             if now is not None:
                 now.set_xdata([traj.t[j], traj.t[j]])
+
+    # The mechanism fills more of its panel than a curve does (it is the figure's main subject): a
+    # tenth of its size around it, and a new view once it fills less than half (it is drawn at one scale).
+    mechanism_view = {"margin": 0.1, "inset": 0.02, "shrink": 0.5}
+
+    def view_options(self, ax) -> dict[str, float]:
+        return dict(self.mechanism_view) if ax is self._axes[0] else super().view_options(ax)
 
     def _fit_views(self, result: SystemRun) -> None:
         super()._fit_views(result)

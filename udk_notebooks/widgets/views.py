@@ -104,7 +104,7 @@ def fit_view(
         # that swing from side to side (a winding angle, a noisy error) then settle in one view
         # instead of moving it on every change.
         both = (min(view[0], need[0], need[1]), max(view[1], need[0], need[1]))
-        wide = _new_view(both, max(width, both[1] - both[0]), 2 * margin)
+        wide = _new_view(both, max(width, both[1] - both[0]), margin)  # the old view already had room
         if _view_change(wide, need, width, inset, shrink) == "keep":
             return wide
         return _new_view(need, width, 2 * margin)
