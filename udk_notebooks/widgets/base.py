@@ -214,6 +214,15 @@ FIRST_FRAME_RETRIES_S = (1.0, 2.0, 4.0, 8.0, 16.0)
 CONTROL_WIDTH = "344px"
 """Width of one control: the name (56 px), a slider track of about 200 px and the readout (48 px)."""
 
+LABEL_CHAR_PX = 7.5  # width of a character of a slider's name, in pixels (JupyterLab's 13 px sans-serif)
+
+
+def _control_width(label: str) -> str:
+    """:data:`CONTROL_WIDTH`, wider by what a long name (with its unit, ``k1 (N m/rad)``) takes past 56 px,
+    so that the track keeps its width."""
+    extra = max(0, math.ceil(LABEL_CHAR_PX * len(label)) - 56)
+    return f"{int(CONTROL_WIDTH[:-2]) + extra}px"
+
 EXPLORER_CSS = """
 .jp-OutputArea:has(.udk-explorer) .udk-explorer-offline { display: none; }
 /* The PNG of the figure takes no pointer: a press that lands on it (the layout moved, a touch
@@ -672,9 +681,9 @@ class Explorer:
         decimals = max(0, -int(math.floor(math.log10(step))))
         return widgets.FloatSlider(
             value=default, min=lo, max=hi, step=step, description=name, tooltip=description,
-            style={"description_width": "initial"} if len(name) > 9 else {},  # a long name (with unit) in full
+            style={"description_width": "initial"} if len(name) > 7 else {},  # a long name (with unit) in full
             continuous_update=continuous_update, readout=True, readout_format=f".{decimals}f",
-            layout=widgets.Layout(width=CONTROL_WIDTH, max_width="100%"),
+            layout=widgets.Layout(width=_control_width(name), max_width="100%"),
         )
 
     def _layout(self, title: str) -> widgets.Box:

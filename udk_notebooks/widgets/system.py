@@ -303,11 +303,14 @@ class SystemExplorer(Explorer):
 
         A panel's key sits under its x label (:meth:`_panel_legend`), never over its curves, and is
         painted once with the axes (it does not change from run to run); each line of key adds
-        :data:`LEGEND_LINE` inches under every row (the gap between rows and the bottom margin).
+        :data:`LEGEND_LINE` inches under its row (the gap between rows, or the bottom margin).
         """
         columns = 3 if cells != 4 else 2
         rows = math.ceil(cells / columns)
-        lines = max((self._legend_rows(panel, columns) for panel in self.panels), default=0)
+        # lines of key under each row: the panels' keys (the mechanism's force key has a place of its own)
+        lines = [0] * rows
+        for i, panel in enumerate(self.panels, start=1):
+            lines[i // columns] = max(lines[i // columns], self._legend_rows(panel, columns))
         # the former layout, in inches: (width, height, left, right, bottom, top, wspace, hspace) as fractions
         if columns == 2:
             width, height = self.grid_width, self.grid_row_height * rows + 0.3
@@ -319,9 +322,9 @@ class SystemExplorer(Explorer):
         cell = (height - bottom_in - top_in) / (rows + (rows - 1) * hspace)
         gap = hspace * cell
         # under each row: tick labels and x label (LEGEND_DROP points), the key's lines, air for the next title
-        needed = LEGEND_DROP / 72 + LEGEND_LINE * lines + 0.08
-        bottom_in = max(bottom_in, needed)
-        gap = max(gap, needed + 0.36) if lines else gap
+        needed = [LEGEND_DROP / 72 + LEGEND_LINE * n + 0.05 if n else 0.0 for n in lines]
+        bottom_in = max(bottom_in, needed[-1])
+        gap = max([gap] + [n + 0.36 for n in needed[:-1]])
         height = top_in + rows * cell + (rows - 1) * gap + bottom_in
         fig = plt.figure(figsize=(width, height))
         grid = fig.add_gridspec(rows, columns, left=left, right=right, bottom=bottom_in / height,
@@ -567,7 +570,7 @@ class MechanismPanel:
 
 LEGEND_DROP = 30.0
 """Points from a panel's lower edge to the top of its key: tick labels and x label (8 pt) fit above."""
-LEGEND_LINE = 0.16
+LEGEND_LINE = 0.15
 """Inches of figure height per line of a panel's key (7 pt text and its spacing)."""
 
 
