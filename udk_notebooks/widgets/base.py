@@ -246,9 +246,9 @@ EXPLORER_CSS = """
 .udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div canvas {
   max-width: 100%; height: auto !important; }
 .udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div canvas:first-child { position: relative !important; }
-/* A slider keeps a usable track: its name and readout give way first. */
+/* A slider keeps a usable track (190 px): its name (cut with an ellipsis, in full in its tooltip) and readout give way first. */
 .udk-explorer .widget-slider .widget-label { width: 56px; flex-shrink: 1; min-width: 3em; }
-.udk-explorer .widget-slider .slider-container { min-width: 180px; }
+.udk-explorer .widget-slider .slider-container { min-width: 190px; }
 .udk-explorer .widget-slider .widget-readout { width: 48px; min-width: 48px; }
 /* Display equations of the page scroll sideways in a narrow column instead of being cut. */
 .jp-RenderedMarkdown mjx-container[display="true"], .jp-RenderedHTMLCommon mjx-container[display="true"] {
