@@ -202,3 +202,94 @@ def test_control_units_must_name_controls():
 
     with pytest.raises(ValueError, match="control_units.*slop"):
         Misnamed()
+
+
+GAP = 3.0  # pixels of air a reader needs to tell an offset text from the title above it
+
+
+def test_offset_texts_stand_clear_of_titles(explorer):
+    """An axis' offset text (``1e-7`` over the y axis) never touches its panel's title."""
+    figure = explorer.figure
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    close = []
+    for n, ax in enumerate(figure.axes):
+        titles = [t for t in (ax.title, ax._left_title, ax._right_title) if _shown(t)]
+        for offset in (ax.xaxis.offsetText, ax.yaxis.offsetText):
+            if not _shown(offset):
+                continue
+            box = offset.get_window_extent(renderer)
+            for title in titles:
+                other = title.get_window_extent(renderer)
+                across = min(box.x1, other.x1) - max(box.x0, other.x0) > 0
+                gap = max(other.y0 - box.y1, box.y0 - other.y1)
+                if across and gap < GAP:
+                    close.append(f"axes {n} ({ax.get_title(loc='left')!r}): offset {offset.get_text()!r} "
+                                 f"is {gap:.1f} px from the title")
+    assert not close, "\n".join(close)
+
+
+def _drawn_points(ax) -> np.ndarray:
+    """The display coordinates of every visible line's points inside the axes box."""
+    points = [ax.transData.transform(np.column_stack(line.get_data()).astype(float))
+              for line in ax.get_lines() if line.get_visible() and len(line.get_xdata())]
+    if not points:
+        return np.zeros((0, 2))
+    points = np.concatenate(points)
+    points = points[np.isfinite(points).all(axis=1)]
+    box = ax.bbox
+    inside = (points[:, 0] >= box.x0) & (points[:, 0] <= box.x1) & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1)
+    return points[inside]
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_legends_leave_the_curves_clear(explorer, share):
+    """No point of a drawn curve lies under a legend (a key sits beside or under its panel)."""
+    explorer.set(frame=round(share * (explorer.frames - 1)))
+    figure = explorer.figure
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    covered = []
+    for n, ax in enumerate(figure.axes):
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        points = _drawn_points(ax)
+        under = (points[:, 0] > box.x0) & (points[:, 0] < box.x1) & (points[:, 1] > box.y0) & (points[:, 1] < box.y1)
+        if under.any():
+            covered.append(f"axes {n} ({ax.get_title(loc='left')!r}): the legend covers {int(under.sum())} points")
+    assert not covered, f"{type(explorer).__name__}:\n" + "\n".join(covered)
+
+
+def test_every_slider_names_its_unit(explorer):
+    """Each parameter slider says its unit, ``m1 (kg)``, ``theta (rad)``, ``mu (1)``."""
+    import ipywidgets as widgets
+
+    missing = [f"{name}: {control.description!r}" for name, control in explorer.controls.items()
+               if name != "frame" and isinstance(control, widgets.FloatSlider) and not _has_unit(control.description)]
+    assert not missing, f"{type(explorer).__name__} sliders without a unit:\n" + "\n".join(missing)
+
+
+def test_unit_of_reads_the_unit_a_description_ends_with():
+    from udk_notebooks.widgets.base import unit_of
+
+    assert unit_of("mass of the ball, in kg") == "kg"
+    assert unit_of("stiffness of the torsion spring at O (kappa_1 of the slides), in N m/rad") == "N m/rad"
+    assert unit_of("eccentricity (the article's epsilon), in 1 (dimensionless)") == "1"
+    assert unit_of("simulated time span, in s (an ellipse's period is 2 pi sqrt(m a^3 / k))") == "s"
+    assert unit_of("simulated time span, in seconds") == "s" and unit_of("release angle, in radians") == "rad"
+    assert unit_of("number of links (and point masses)") is None and unit_of("model parameter l") is None
+    with pytest.raises(TypeError, match="description"):
+        unit_of(None)
+
+
+def test_double_pendulum_sliders_read_name_and_unit():
+    explorer = EXPLORERS["double_pendulum"](samples=41)
+    try:
+        shown = {name: control.description for name, control in explorer.controls.items()}
+        assert shown["m1"] == "m1 (kg)" and shown["l2"] == "l2 (m)" and shown["k1"] == "k1 (N m/rad)"
+        assert shown["theta"] == "theta (rad)" and shown["horizon"] == "horizon (s)" and shown["frame"] == "frame"
+        assert set(explorer.values) == {"m1", "m2", "l1", "l2", "g", "k1", "k2", "theta", "phi", "horizon"}
+    finally:
+        explorer.close()

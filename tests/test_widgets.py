@@ -88,7 +88,7 @@ def test_one_named_slider_per_parameter(explorer):
     assert list(explorer.controls) == [*PARAMETER_CONTROLS, "horizon", "frame"]
     for name in (*PARAMETER_CONTROLS, "horizon"):
         slider = explorer.controls[name]
-        assert slider.description == name
+        assert slider.description.split(" (")[0] == name  # the name, then its unit (issue 24)
         assert slider.readout
     slope = explorer.controls["slope"]
     assert (slope.min, slope.max) == inclined_line.PARAMETERS["k"].bounds
@@ -220,6 +220,16 @@ def test_fit_view_keeps_grows_and_shrinks():
             step = nice_step((need[1] - need[0]) / 10)
             assert lo / step == pytest.approx(round(lo / step), abs=1e-6)  # round numbers
             assert 1.4 <= (hi - lo) / (need[1] - need[0]) <= 2.6  # readable: the data fill 40 % to 70 %
+
+
+def test_fit_view_grows_over_the_old_view_for_data_that_swing():
+    """Data that swing from side to side (a winding angle) settle in one view instead of moving it each time."""
+    view = (-5.0, 5.0)  # the view of data in (-3, 3)
+    grown = fit_view(view, (-1.0, 8.0))
+    assert grown is not None and grown[0] <= view[0] and view[1] <= grown[1]  # it covers the old view too
+    assert fit_view(grown, (-3.0, 3.0)) is None and fit_view(grown, (-1.0, 8.0)) is None  # both sides kept
+    far = fit_view(view, (40.0, 41.0))  # data far away: a view of their own, not one over both
+    assert far is not None and far[0] > 5.0 and fit_view(far, (40.0, 41.0)) is None
 
 
 def test_blitted_updates_match_a_full_redraw(explorer):

@@ -54,3 +54,33 @@ def test_a_new_horizon_redraws_every_time_panel():
     shown = _pixels(explorer)
     explorer.figure.canvas.draw()
     assert np.array_equal(shown, _pixels(explorer))
+
+
+def test_keys_are_painted_once_yet_the_pixels_equal_a_full_draw():
+    """A panel's key does not change from run to run: a blit leaves it in the cached pixels, not redrawn."""
+    explorer = EXPLORERS["double_pendulum"](samples=41)
+    figure = explorer.figure
+    legends = [ax.get_legend() for ax in figure.axes if ax.get_legend() is not None]
+    assert len(legends) == 4  # the force key under the mechanism and one key per panel
+    drawn = []
+    for legend in legends:
+        legend.draw = (lambda draw: lambda renderer: (drawn.append(1), draw(renderer)))(legend.draw)
+    full_draws = []
+    figure.canvas.mpl_connect("draw_event", lambda event: full_draws.append(1))
+    blits = 0
+    for name, value in [("frame", 10), ("frame", 30), ("m2", explorer.values["m2"] * 1.01), ("frame", 5),
+                        ("g", explorer.values["g"] - 0.01)]:
+        limits = [(ax.get_xlim(), ax.get_ylim()) for ax in figure.axes]
+        before_draws, before_legends = len(full_draws), len(drawn)
+        explorer.set(**{name: value})
+        assert not explorer.error
+        if len(full_draws) > before_draws or limits != [(ax.get_xlim(), ax.get_ylim()) for ax in figure.axes]:
+            continue  # a full or partial draw paints the keys with their axes
+        blits += 1
+        assert len(drawn) == before_legends, f"{name}: a blit drew a key again"
+        shown = _pixels(explorer)
+        figure.canvas.draw()
+        assert np.array_equal(shown, _pixels(explorer)), f"{name}: the blit differs from a full draw"
+    assert blits >= 3, "no update was a blit: the test checked nothing"
+    assert legends[0].get_window_extent().y1 < figure.axes[0].bbox.y0  # the keys sit under their axes
+    assert all(legend.get_window_extent().y1 < legend.axes.bbox.y0 for legend in legends)

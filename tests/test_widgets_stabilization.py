@@ -62,7 +62,7 @@ def explorer() -> StabilizationExplorer:
 def test_one_named_slider_per_control(explorer):
     assert list(explorer.controls) == [*CONTROLS, "frame"]
     for name in CONTROLS:
-        assert explorer.controls[name].description == name
+        assert explorer.controls[name].description.split(" (")[0] == name  # the name, then its unit
         assert not explorer.controls[name].continuous_update  # four integrations: update on release
     assert explorer.values == {"alpha": 10.0, "beta": 10.0, "step": 0.01, "angle": 1.0, "horizon": 5.0}
     assert (explorer.controls["alpha"].min, explorer.controls["alpha"].max) == (0.0, 60.0)

@@ -395,9 +395,28 @@ class MechanismView:
         return max(float(np.ptp(points[:, 0])), float(np.ptp(points[:, 1])), 1e-3)
 
     def _all_points(self, trajectory: Trajectory, forces: bool = True) -> np.ndarray:
+        """Every point the run puts on the axes (joints, moving guides, bodies' corners, arrow tips), shape (k, 2).
+
+        The bodies' points and the force sites of a run are found once and kept for that
+        trajectory and mechanism (an explorer asks for them several times per update: the
+        scene's size, then the views); the arrow tips are the sites plus :attr:`force_scale`
+        times the forces, so they follow the scale without a second pass over the run.
+        """
+        bodies, sites, vectors = self._run_points(trajectory)
+        if not (forces and self.force_scale) or sites.size == 0:
+            return bodies
+        return np.concatenate([bodies, (sites[None] + self.force_scale * vectors).reshape(-1, 2)])
+
+    def _run_points(self, trajectory: Trajectory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(body points (k, 2), force sites (K, s, 2), site forces by kind (3, K, s, 2)), every stride-th sample."""
+        key = (trajectory, self.mechanism)
+        cached = getattr(self, "_points_cache", None)
+        if cached is not None and cached[0][0] is trajectory and cached[0][1] is self.mechanism:
+            return cached[1]
         stride = max(1, len(trajectory.t) // 200)
-        chunks = []
-        for k in range(0, len(trajectory.t), stride):
+        samples = range(0, len(trajectory.t), stride)
+        chunks, sites = [], []
+        for k in samples:
             where = self.mechanism.positions(trajectory.q[k], trajectory.t[k])
             chunks.append(np.array(list(where.values())))
             for guide in self.mechanism.guides:
@@ -408,12 +427,13 @@ class MechanismView:
                     chunks.append(where[part.at] + part.radius * np.array([[1, 1], [-1, -1]]))
                 elif isinstance(part, Block):
                     chunks.append(_block_corners(where[part.at], part.width, part.height, part.angle))
-            if forces and self.force_scale:
-                for s, site in enumerate(self.mechanism.forces):
-                    for kind in FORCE_KINDS:
-                        vec = site.pick(getattr(trajectory, kind)[k])
-                        chunks.append((where[site.at] + self.force_scale * vec)[None, :])
-        return np.concatenate(chunks)
+            sites.append([where[site.at] for site in self.mechanism.forces])
+        sites = np.asarray(sites, dtype=float).reshape(len(samples), len(self.mechanism.forces), 2)
+        vectors = np.stack([self._site_forces(trajectory, kind)[::stride] for kind in FORCE_KINDS]) \
+            if self.mechanism.forces else np.zeros((len(FORCE_KINDS), *sites.shape))
+        found = (np.concatenate(chunks), sites, vectors)
+        self._points_cache = (key, found)
+        return found
 
     def limits(self, trajectory: Trajectory, margin: float = 0.08) -> tuple[tuple[float, float], tuple[float, float]]:
         """x and y intervals that hold every joint, moving guide and arrow tip of the run."""
@@ -483,22 +503,36 @@ class MechanismView:
                     label = base + tip_vec + 0.04 * self._label_offset() * beyond
                     text.set_visible(bool(np.all(np.abs(label) < SANE_REACH)))
                     text.set_position(tuple(label))
-                    self._label_heads[id(text)] = (base + tip_vec, beyond)
+                    self._label_heads[id(text)] = (base + tip_vec, beyond, base)
         self._clock.set_text(f"t = {t:.2f} s")
         self.place_labels()
 
     def place_labels(self) -> None:
         """Keep the arrow labels apart, and off the axes' other texts (clock, notes), at the current view.
 
-        Each label goes to the first free spot near its arrow head: straight past the head,
+        An arrow shorter than :data:`MIN_NAMED_ARROW_PX` on screen gets no label (its letter would
+        sit on the body, among the letters of the other short arrows); the force key names it.
+        Each other label goes to the first free spot near its arrow head: straight past the head,
         then turned about the head (45, 90, 135, 180 degrees), then further out. Where
         every spot is taken (a crowded instant), it stays straight past the head. Called
         after each instant is drawn, and again by an explorer once its views are chosen,
         since a spot is free or not in pixels.
         """
         renderer = _renderer_of(self.ax)
-        labels = [(text, *self._label_heads[id(text)]) for row in self._arrows for _, text in row
-                  if text.get_visible() and text.get_text() and id(text) in self._label_heads]
+        to_pixels = self.ax.transData
+        labels = []
+        for row in self._arrows:
+            for arrow, text in row:
+                if not (arrow.get_visible() and text.get_text() and id(text) in self._label_heads):
+                    continue
+                head, beyond, tail = self._label_heads[id(text)]
+                # A label beside an arrow shorter than itself names a dot: with the arrows of the other
+                # sites and kinds it makes a knot of letters. Such arrows go unnamed (the key names them).
+                length = float(np.hypot(*(to_pixels.transform(head) - to_pixels.transform(tail))))
+                named = length >= MIN_NAMED_ARROW_PX and bool(np.all(np.abs(head) < SANE_REACH))
+                text.set_visible(named)
+                if named:
+                    labels.append((text, head, beyond))
         if renderer is None or not labels:
             return
         ours = {id(text) for text, _, _ in labels}
@@ -508,7 +542,6 @@ class MechanismView:
         taken = [t.get_window_extent(renderer) for t in self.ax.texts
                  if id(t) not in ours and t.get_visible() and t.get_text().strip()
                  and (not isinstance(t, Annotation) or t.get_animated())]
-        to_pixels = self.ax.transData
         for text, head, beyond in labels:
             half = _half_size(text, renderer)
             head_px = to_pixels.transform(head)
@@ -547,6 +580,8 @@ class MechanismView:
         self.update(trajectory.q[index], float(trajectory.t[index]), forces)
 
 
+MIN_NAMED_ARROW_PX = 14.0
+"""Shortest arrow, in pixels, that gets its letter (N, L, C) beside it: about a label's height and a half."""
 LABEL_TURNS = (0.0, 45.0, -45.0, 90.0, -90.0, 135.0, -135.0, 180.0)  # degrees from the arrow's direction
 LABEL_GAPS = (1.0, 2.2, 3.4)  # distances of a label's centre from the head, in label half-heights past it
 

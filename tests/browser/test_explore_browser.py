@@ -22,7 +22,7 @@ from test_lesson_browser import FIGURE_JS  # the figure in a cell (ipympl canvas
 
 NOTEBOOK = "explore_a_new_model.ipynb"
 VIEWPORT = {"width": 1366, "height": 768}
-SLIDER = '.widget-slider:has(.widget-label:text-is("l"))'
+SLIDER = '.widget-slider:has(.widget-label:text-matches("^l( [(]|$)"))'  # the name, then its unit if any
 KERNEL_IDLE = re.compile(r"Python 3.*\|\s*Idle")
 KERNEL_TIMEOUT_MS = 90_000
 RUN_ALL_TIMEOUT_MS = 300_000

@@ -108,7 +108,7 @@ def _first_drag(lesson, lab, page, artifacts_dir: Path) -> None:
     before_values = _kernel_values(lab, class_name)
     before_figure = page.evaluate(FIGURE_JS, scope)["sig"]
 
-    name = slider.locator(".widget-label").first.inner_text().strip()
+    name = slider.locator(".widget-label").first.inner_text().strip().split(" (")[0]  # "m1 (kg)": name, unit
     handle = slider.locator(".noUi-handle")
     page.evaluate(WATCH_JS)
     box = handle.bounding_box()
@@ -139,7 +139,7 @@ def _first_drag(lesson, lab, page, artifacts_dir: Path) -> None:
 def _index_of_double_pendulum(page) -> int:
     """Position among the page's explorers of the one with the double pendulum's slider names."""
     labels = page.evaluate("""() => [...document.querySelectorAll('.udk-explorer')].map(
-        e => [...e.querySelectorAll('.widget-slider .widget-label')].map(l => l.textContent.trim()))""")
+        e => [...e.querySelectorAll('.widget-slider .widget-label')].map(l => l.textContent.trim().split(' (')[0]))""")
     for index, names in enumerate(labels):
         if "theta1_0" in " ".join(names) or ("m1" in names and "m2" in names and "l2" in names):
             return index

@@ -21,7 +21,8 @@ from playwright.sync_api import expect
 
 LESSON = "01_explicit_equation_of_motion.ipynb"
 SLIDER_LABEL = "slope"
-SLIDER = f'.widget-slider:has(.widget-label:text-is("{SLIDER_LABEL}"))'
+# the label is the name, then its unit where it has one: "slope (1)"
+SLIDER = f'.widget-slider:has(.widget-label:text-matches("^{SLIDER_LABEL}( [(]|$)"))'
 KERNEL_IDLE = re.compile(r"Python 3.*\|\s*Idle")
 
 KERNEL_TIMEOUT_MS = 90_000  # page load until the kernel is idle

@@ -49,6 +49,7 @@ import html
 import io
 import math
 import os
+import re
 import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -139,6 +140,26 @@ def _check_row(name: str, row) -> ParameterSpec:
     return default, (lo, hi), str(description)
 
 
+_UNIT_WORDS = {"seconds": "s", "second": "s", "radians": "rad", "metres": "m", "meters": "m"}
+_UNIT_AT_END = re.compile(r"(?:^|,)\s*in\s+([A-Za-z0-9/^ .]{1,14}?)\s*(?:\(.*\))?\s*$")
+
+
+def unit_of(description: str) -> str | None:
+    """The SI unit a control's description ends with (``"mass of the ball, in kg"`` -> ``"kg"``), or None.
+
+    The unit is the last ", in ..." of the description, a remark in parentheses after it left
+    out (``"in 1 (dimensionless)"`` -> ``"1"``); a unit spelled out (``"in seconds"``) is
+    written as its symbol. Shown after the control's name on its slider, ``m (kg)``.
+    """
+    if not isinstance(description, str):
+        raise TypeError(f"`description` must be a string; got {type(description).__name__}")
+    match = _UNIT_AT_END.search(description)
+    if match is None:
+        return None
+    unit = match.group(1).strip()
+    return _UNIT_WORDS.get(unit, unit) or None
+
+
 def _count(value, name: str, least: int = 1) -> int:
     """A whole number of at least ``least``, or a ValueError naming the argument."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)) \
@@ -193,6 +214,15 @@ FIRST_FRAME_RETRIES_S = (1.0, 2.0, 4.0, 8.0, 16.0)
 CONTROL_WIDTH = "344px"
 """Width of one control: the name (56 px), a slider track of about 200 px and the readout (48 px)."""
 
+LABEL_CHAR_PX = 7.5  # width of a character of a slider's name, in pixels (JupyterLab's 13 px sans-serif)
+
+
+def _control_width(label: str) -> str:
+    """:data:`CONTROL_WIDTH`, wider by what a long name (with its unit, ``k1 (N m/rad)``) takes past 56 px,
+    so that the track keeps its width."""
+    extra = max(0, math.ceil(LABEL_CHAR_PX * len(label)) - 56)
+    return f"{int(CONTROL_WIDTH[:-2]) + extra}px"
+
 EXPLORER_CSS = """
 .jp-OutputArea:has(.udk-explorer) .udk-explorer-offline { display: none; }
 /* The PNG of the figure takes no pointer: a press that lands on it (the layout moved, a touch
@@ -216,9 +246,9 @@ EXPLORER_CSS = """
 .udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div canvas {
   max-width: 100%; height: auto !important; }
 .udk-explorer .udk-explorer-figure .jupyter-matplotlib-canvas-div canvas:first-child { position: relative !important; }
-/* A slider keeps a usable track: its name and readout give way first. */
+/* A slider keeps a usable track (190 px): its name (cut with an ellipsis, in full in its tooltip) and readout give way first. */
 .udk-explorer .widget-slider .widget-label { width: 56px; flex-shrink: 1; min-width: 3em; }
-.udk-explorer .widget-slider .slider-container { min-width: 180px; }
+.udk-explorer .widget-slider .slider-container { min-width: 190px; }
 .udk-explorer .widget-slider .widget-readout { width: 48px; min-width: 48px; }
 /* Display equations of the page scroll sideways in a narrow column instead of being cut. */
 .jp-RenderedMarkdown mjx-container[display="true"], .jp-RenderedHTMLCommon mjx-container[display="true"] {
@@ -290,7 +320,8 @@ class Explorer:
     view_inset: float = 0.05
     view_shrink: float = 0.25
     # A unit written after a control's name on its slider, e.g. {"theta0": "rad", "mu_floor": "1"} shows
-    # "theta0 (rad)"; the control keeps its name in `controls` and `values`.
+    # "theta0 (rad)"; the control keeps its name in `controls` and `values`. A slider left out here shows
+    # the unit its description ends with ("..., in kg": see unit_of), if any.
     control_units: Mapping[str, str] = {}
 
     def __init__(
@@ -340,7 +371,8 @@ class Explorer:
         if unknown:
             raise ValueError(f"`control_units` names unknown control(s) {', '.join(sorted(unknown))}")
         for name, (default, options, description) in {**self.parameters, **self.extra}.items():
-            label = f"{name} ({self.control_units[name]})" if name in self.control_units else name
+            unit = self.control_units.get(name) or (None if isinstance(options[0], str) else unit_of(description))
+            label = f"{name} ({unit})" if unit else name
             self.controls[name] = self._make_control(label, default, options, description, continuous_update)
         frame = widgets.IntSlider(
             value=0, min=0, max=self.frames - 1, step=1, description="frame",
@@ -420,6 +452,13 @@ class Explorer:
         follows the data.
         """
         return {}
+
+    def view_options(self, ax: Axes) -> dict[str, float]:
+        """How the views of ``ax`` follow the data: :func:`fit_view`'s ``margin``, ``inset`` and ``shrink``.
+
+        Default: :attr:`view_margin`, :attr:`view_inset` and :attr:`view_shrink` for every axes.
+        """
+        return {"margin": self.view_margin, "inset": self.view_inset, "shrink": self.view_shrink}
 
     # -- public API ----------------------------------------------------------
     @property
@@ -642,9 +681,9 @@ class Explorer:
         decimals = max(0, -int(math.floor(math.log10(step))))
         return widgets.FloatSlider(
             value=default, min=lo, max=hi, step=step, description=name, tooltip=description,
-            style={"description_width": "initial"} if len(name) > 9 else {},  # a long name (with unit) in full
+            style={"description_width": "initial"} if len(name) > 7 else {},  # a long name (with unit) in full
             continuous_update=continuous_update, readout=True, readout_format=f".{decimals}f",
-            layout=widgets.Layout(width=CONTROL_WIDTH, max_width="100%"),
+            layout=widgets.Layout(width=_control_width(name), max_width="100%"),
         )
 
     def _layout(self, title: str) -> widgets.Box:
@@ -768,8 +807,8 @@ class Explorer:
 
     def _fit_views(self, result) -> None:
         """Move the views that no longer suit the data (see :func:`fit_view`); most updates move none."""
-        options = {"margin": self.view_margin, "inset": self.view_inset, "shrink": self.view_shrink}
         for ax, (x_need, y_need) in self.data_limits(result).items():
+            options = self.view_options(ax)
             needs = {axis: need for axis, need in (("x", x_need), ("y", y_need)) if need is not None}
             views = {axis: ax.get_xlim() if axis == "x" else ax.get_ylim() for axis in needs}
             inverted = {axis: view[0] > view[1] for axis, view in views.items()}

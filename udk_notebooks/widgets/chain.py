@@ -61,6 +61,7 @@ class ChainExplorer(SystemExplorer):
     """
 
     updates_on_release = True  # several runs (or a model to compile) per update
+    control_units = {"N": "1"}  # a count: no unit
     heading = "Chain of N point masses on rigid links, Cartesian coordinates: N constraints, 2N coordinates"
     panels = (
         Panel("energy change", "time t (s)", "h(t) - h(0) (J)", zero=True, curves=(

@@ -68,6 +68,7 @@ class RollingDiskExplorer(SystemExplorer):
 
     updates_on_release = True  # several runs (or a model to compile) per update
     drift_limit = 0.1  # m/s: drift is this explorer's subject; beyond 5 % of the paper's rim speed the run is wrong
+    control_units = {"k1": "1/s", "k2": "1/s", "step": "s", "phi_rate": "rad/s", "theta_rate": "rad/s", "horizon": "s"}
     heading = ("Vertical disk rolling without slipping: constraint drift and the gain K "
                "(Beshaw 2014, Sec. 4, Fig. 3)")
     panels = (

@@ -144,6 +144,7 @@ class StabilizationExplorer(Explorer):
     # Four integrations per change take 0.1-0.3 s (benchmarks/explorer_update.py --explorer
     # stabilization): recompute when a slider is released, not at every step of a drag.
     updates_on_release = True
+    control_units = {"alpha": "1/s", "beta": "1/s"}  # the gains of phi'' + 2 alpha phi' + beta^2 phi = 0
 
     def __init__(self, **kwargs):
         kwargs.setdefault("title", "Drift of the Cartesian pendulum, with and without Baumgarte stabilization "

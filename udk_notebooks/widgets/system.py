@@ -27,6 +27,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import offset_copy
 
 from ..compiled import CompiledModel
 from ..drawing import FORCE_KINDS, Mechanism, MechanismView, animate, force_legend
@@ -288,18 +289,51 @@ class SystemExplorer(Explorer):
         return animate(self.result.trajectory, self.result.mechanism, frames=frames, forces=self._forces, **options)
 
     # -- figure ------------------------------------------------------------------
-    def make_figure(self):
-        cells = 1 + len(self.panels)
+    def _legend_rows(self, panel: Panel, columns: int) -> int:
+        """Lines of the key under a panel: its entries, two (grid) or three (one row) to a line."""
+        entries = sum(1 for curve in panel.curves if curve.label) + (panel.shade is not None)
+        return math.ceil(entries / self._legend_columns(columns))
+
+    @staticmethod
+    def _legend_columns(columns: int) -> int:
+        return 2 if columns == 2 else 3
+
+    def _grid(self, cells: int):
+        """The figure and its grid: cells of the former size, with room under each row for the panels' keys.
+
+        A panel's key sits under its x label (:meth:`_panel_legend`), never over its curves, and is
+        painted once with the axes (it does not change from run to run); each line of key adds
+        :data:`LEGEND_LINE` inches under its row (the gap between rows, or the bottom margin).
+        """
         columns = 3 if cells != 4 else 2
         rows = math.ceil(cells / columns)
+        # lines of key under each row: the panels' keys (the mechanism's force key has a place of its own)
+        lines = [0] * rows
+        for i, panel in enumerate(self.panels, start=1):
+            lines[i // columns] = max(lines[i // columns], self._legend_rows(panel, columns))
+        # the former layout, in inches: (width, height, left, right, bottom, top, wspace, hspace) as fractions
         if columns == 2:
-            fig = plt.figure(figsize=(self.grid_width, self.grid_row_height * rows + 0.3))
-            grid = fig.add_gridspec(rows, columns, left=0.11, right=0.97, bottom=0.1 / rows + 0.04,
-                                    top=1 - 0.15 / rows, wspace=0.42, hspace=0.72)
+            width, height = self.grid_width, self.grid_row_height * rows + 0.3
+            left, right, bottom, top, wspace, hspace = 0.11, 0.97, 0.1 / rows + 0.04, 1 - 0.15 / rows, 0.42, 0.72
         else:
-            fig = plt.figure(figsize=(self.figure_width, self.row_height * rows + 0.3))
-            grid = fig.add_gridspec(rows, columns, left=0.07, right=0.985, bottom=0.13 / rows + 0.02,
-                                    top=1 - 0.1 / rows, wspace=0.38, hspace=0.5)
+            width, height = self.figure_width, self.row_height * rows + 0.3
+            left, right, bottom, top, wspace, hspace = 0.07, 0.985, 0.13 / rows + 0.02, 1 - 0.1 / rows, 0.38, 0.5
+        bottom_in, top_in = bottom * height, (1 - top) * height
+        cell = (height - bottom_in - top_in) / (rows + (rows - 1) * hspace)
+        gap = hspace * cell
+        # under each row: tick labels and x label (LEGEND_DROP points), the key's lines, air for the next title
+        needed = [LEGEND_DROP / 72 + LEGEND_LINE * n + 0.05 if n else 0.0 for n in lines]
+        bottom_in = max(bottom_in, needed[-1])
+        gap = max([gap] + [n + 0.36 for n in needed[:-1]])
+        height = top_in + rows * cell + (rows - 1) * gap + bottom_in
+        fig = plt.figure(figsize=(width, height))
+        grid = fig.add_gridspec(rows, columns, left=left, right=right, bottom=bottom_in / height,
+                                top=1 - top_in / height, wspace=wspace, hspace=gap / cell)
+        return fig, grid, columns
+
+    def make_figure(self):
+        cells = 1 + len(self.panels)
+        fig, grid, columns = self._grid(cells)
         slots = [grid[i // columns, i % columns] for i in range(cells)]
         ax_mech = fig.add_subplot(slots[0])
         ax_mech.set_aspect("equal", adjustable="box")
@@ -326,6 +360,8 @@ class SystemExplorer(Explorer):
             ax.set_xlabel(panel.xlabel, fontsize=8)
             ax.set_ylabel(panel.ylabel, fontsize=8)
             ax.tick_params(labelsize=8)
+            for axis in (ax.xaxis, ax.yaxis):  # the size of a tick label, so that "1e-7" stays clear of the title
+                axis.get_offset_text().set_fontsize(7)
             ax.xaxis.set_major_locator(MaxNLocator(4))
             if panel.yscale == "log":
                 ax.set_yscale("log")
@@ -349,9 +385,8 @@ class SystemExplorer(Explorer):
                                       label=panel.shade.label)
                 ax.add_collection(band, autolim=False)
             now = ax.axvline(0.0, color="0.55", lw=0.9, ls=":") if panel.time else None
-            if len(panel.curves) > 1 or panel.curves[0].label or band is not None:
-                # painted with the run (see animated_artists): over the shading, at the best place for its curves
-                self._legends.append(ax.legend(fontsize=7, loc="best", handlelength=2.2, framealpha=0.8))
+            if self._legend_rows(panel, columns):
+                self._legends.append(_panel_legend(ax, self._legend_columns(columns)))
             self._axes.append(ax)
             self._lines.append((curves, now))
             self._bands.append(band)
@@ -360,7 +395,7 @@ class SystemExplorer(Explorer):
     def animated_artists(self):
         view_run = self._view.run_artists
         run = [*view_run] + [line for curves, _ in self._lines for line, _ in curves]
-        run += [band for band in self._bands if band is not None] + self._legends
+        run += [band for band in self._bands if band is not None]
         instant = [a for a in self._view.artists if a not in view_run] + [self._warning, self._info]
         instant += [m for curves, _ in self._lines for _, m in curves if m is not None]
         instant += [now for _, now in self._lines if now is not None]
@@ -433,6 +468,13 @@ class SystemExplorer(Explorer):
                     marker.set_data(x[k:k + 1], y[k:k + 1])
             if now is not None:
                 now.set_xdata([traj.t[j], traj.t[j]])
+
+    # The mechanism fills more of its panel than a curve does (it is the figure's main subject): a
+    # tenth of its size around it, and a new view once it fills less than half (it is drawn at one scale).
+    mechanism_view = {"margin": 0.1, "inset": 0.02, "shrink": 0.5}
+
+    def view_options(self, ax) -> dict[str, float]:
+        return dict(self.mechanism_view) if ax is self._axes[0] else super().view_options(ax)
 
     def _fit_views(self, result: SystemRun) -> None:
         super()._fit_views(result)
@@ -524,6 +566,24 @@ class MechanismPanel:
         warning = trust_warning(trajectory, self.drift_limit)
         self._warning.set_text(warning)
         self._warning.set_visible(bool(warning))
+
+
+LEGEND_DROP = 30.0
+"""Points from a panel's lower edge to the top of its key: tick labels and x label (8 pt) fit above."""
+LEGEND_LINE = 0.15
+"""Inches of figure height per line of a panel's key (7 pt text and its spacing)."""
+
+
+def _panel_legend(ax, ncol: int):
+    """A panel's key under its x label, ``ncol`` entries to a line: it never covers the curves.
+
+    The offset is in points (tick labels and label have a fixed size), not a share of the axes.
+    The key is static: drawn with the axes' frame and labels into the cached pixels, not on every update.
+    """
+    below_label = offset_copy(ax.transAxes, fig=ax.figure, y=-LEGEND_DROP, units="points")
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below_label, ncol=ncol,
+                     fontsize=7, frameon=False, handlelength=2.0, columnspacing=0.9, handletextpad=0.4,
+                     borderaxespad=0.0, borderpad=0.0)
 
 
 def _stop_at_zero(ax) -> None:

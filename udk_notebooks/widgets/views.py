@@ -75,7 +75,9 @@ def fit_view(
     view. Otherwise the new view has ``margin`` times the data's width added on each
     side (twice that when the data left the view: room to keep growing), rounded
     outward to a :func:`nice_step` of a tenth of the data's width, so the limits are
-    round numbers and small changes of the data do not move them.
+    round numbers and small changes of the data do not move them. A view that grows
+    covers the old view too whenever the data still fill enough of the result, so that
+    data swinging from one side to the other do not move the view back and forth.
 
     Parameters
     ----------
@@ -97,7 +99,16 @@ def fit_view(
     change = _view_change(view, need, width, inset, shrink)
     if change == "keep":
         return None
-    return _new_view(need, width, 2 * margin if change == "grow" else margin)
+    if change == "grow":
+        # Grow over the old view as well when the data would still fill enough of the result: data
+        # that swing from side to side (a winding angle, a noisy error) then settle in one view
+        # instead of moving it on every change.
+        both = (min(view[0], need[0], need[1]), max(view[1], need[0], need[1]))
+        wide = _new_view(both, max(width, both[1] - both[0]), margin)  # the old view already had room
+        if _view_change(wide, need, width, inset, shrink) == "keep":
+            return wide
+        return _new_view(need, width, 2 * margin)
+    return _new_view(need, width, margin)
 
 
 def fit_aspect_views(views, needs, *, first: bool, margin: float, inset: float, shrink: float) -> dict:
