@@ -54,6 +54,18 @@ def test_importing_the_widgets_package_loads_no_heavy_library():
     assert out.strip() == "[]"
 
 
+def test_a_fixed_step_run_of_a_catalogue_model_loads_neither_sympy_physics_nor_scipy_integrate():
+    # an explorer's first frame (cold start, issue 23): sympy.physics loads its units, scipy.integrate its solvers
+    code = ("import sys\n"
+            "from udk_notebooks.examples import inclined_line as ex\n"
+            "from udk_notebooks.simulation import simulate\n"
+            "q0, qd0 = ex.initial_state()\n"
+            "simulate(ex.model().compile(), (0.0, 0.1), q0, qd0, method='rk4', step=0.01)\n"
+            "print(sorted(m for m in ('sympy.physics', 'scipy.integrate') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_every_example_module_resolves():
     import types
 

@@ -29,14 +29,14 @@ from typing import Mapping, Sequence
 
 import sympy as sm
 from sympy.core.function import AppliedUndef
-from sympy.physics.vector import dynamicsymbols, vlatex
 
 from ._checks import finite_float
+from ._symbols import TIME
 from .contacts import Contact, contact_terms
 
 __all__ = ["CoulombFriction", "Model"]
 
-TIME = dynamicsymbols._t
+# TIME (from ._symbols) is sympy.physics' dynamicsymbols._t, made without importing sympy.physics (cold start).
 
 
 @dataclass(frozen=True)
@@ -620,6 +620,8 @@ class Model:
         for name in names:
             if name not in {"M", "Q", "A", "b", "C", "phi", "psi", "energy", "T", "V"}:
                 raise ValueError(f"`what` must be one of M, Q, A, b, C, phi, psi, energy, T, V or 'all'; got {what!r}")
+        from sympy.physics.vector import vlatex  # here, not at the top: sympy.physics loads its units (cold start)
+
         labels = {"phi": r"\phi", "psi": r"\psi", "energy": "h"}
         rows = [labels.get(n, rf"\mathbf{{{n}}}") + " &= " + vlatex(getattr(self, n)) for n in names]
         return r"\begin{aligned}" + r" \\ ".join(rows) + r"\end{aligned}"

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.integrate import cumulative_trapezoid, solve_ivp
 
 from ._checks import as_finite_array, finite_float
 from .compiled import HOLD_RTOL, OPEN, CompiledModel
@@ -156,6 +155,8 @@ class Trajectory:
 
     def work(self) -> dict:
         """Work done since ``t[0]`` by each power term (trapezoidal rule), shape (N,) each."""
+        from scipy.integrate import cumulative_trapezoid  # here: scipy.integrate costs a cold start 0.15 s
+
         return {k: cumulative_trapezoid(v, self.t, initial=0.0) for k, v in self.power.items()}
 
     def energy_balance(self) -> np.ndarray:
@@ -874,6 +875,8 @@ def _integrate_adaptive(cm, p, y, t0, tf, method, t_eval, rtol, atol, modes, sta
     crossing of a rank loss or a turn of the reference spaces, after which the
     solver restarts with a new reference.
     """
+    from scipy.integrate import solve_ivp  # here: a fixed-step run (every explorer's first frame) never needs it
+
     t_eval = None if t_eval is None else np.asarray(t_eval, dtype=float)
     times, states, log = record if record is not None else ([], [], [])
     t, switches = t0, 0

@@ -72,8 +72,8 @@ import math
 
 import numpy as np
 import sympy as sm
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..model import TIME, Model
 from ._parameters import Parameter, defaults
 
@@ -88,7 +88,7 @@ __all__ = [
     "mechanism",
 ]
 
-xc, x, y, phi = dynamicsymbols("x_c x y phi")
+xc, x, y, phi = time_functions("x_c x y phi")
 m_c, m, l, k, g, F0, omega = sm.symbols("m_c m l k g F0 omega", real=True)
 
 PARAMETERS = {

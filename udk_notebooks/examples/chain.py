@@ -69,8 +69,8 @@ import math
 import numpy as np
 import sympy as sm
 from scipy.integrate import solve_ivp
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..model import Model
 from ._parameters import Parameter, defaults
 
@@ -119,7 +119,7 @@ def cartesian_pendulum(**overrides: float) -> Model:
         Mass matrix ``diag(m, m)``, potential ``m g y``, constraint
         ``x^2 + y^2 - l^2 = 0``.
     """
-    x, y = dynamicsymbols("x y")
+    x, y = time_functions("x y")
     return Model(
         [x, y],
         mass_matrix=m * sm.eye(2),
@@ -245,8 +245,8 @@ def n_link_chain(N: int, **overrides: float) -> Model:
         ``N`` holonomic constraints (module docstring).
     """
     N = _check_links(N)
-    xs = dynamicsymbols(f"x1:{N + 1}")
-    ys = dynamicsymbols(f"y1:{N + 1}")
+    xs = time_functions(f"x1:{N + 1}")
+    ys = time_functions(f"y1:{N + 1}")
     coordinates = [c for pair in zip(xs, ys) for c in pair]
     links = []
     previous_x, previous_y = sm.Integer(0), sm.Integer(0)

@@ -93,8 +93,8 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sm
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..model import Model
 from ._parameters import Parameter, defaults
 
@@ -110,8 +110,8 @@ __all__ = [
     "mechanism",
 ]
 
-theta, phi = dynamicsymbols("theta phi")
-x1, y1, x2, y2 = dynamicsymbols("x1 y1 x2 y2")
+theta, phi = time_functions("theta phi")
+x1, y1, x2, y2 = time_functions("x1 y1 x2 y2")
 m1, m2, l1, l2, g, k1, k2 = sm.symbols("m1 m2 l1 l2 g k1 k2", real=True)
 
 BODIES = ("rods", "points")

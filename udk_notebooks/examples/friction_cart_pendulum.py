@@ -88,8 +88,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sm
 from scipy.integrate import solve_ivp
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..contacts import Contact, Plane
 from ..model import CoulombFriction, Model
 from ._parameters import Parameter, defaults
@@ -108,7 +108,7 @@ __all__ = [
     "to_minimal",
 ]
 
-x1, y1, x2, y2 = dynamicsymbols("x1 y1 x2 y2")
+x1, y1, x2, y2 = time_functions("x1 y1 x2 y2")
 m1, m2, l, g, mu, mu_s = sm.symbols("m1 m2 l g mu mu_s", real=True)
 
 PARAMETERS = {

@@ -70,14 +70,14 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sm
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..model import TIME, Model
 from ._parameters import Parameter, defaults
 
 __all__ = ["PARAMETERS", "exact_ideal_force", "exact_state", "initial_state", "model", "radius", "mechanism"]
 
-x, y = dynamicsymbols("x y")
+x, y = time_functions("x y")
 m, g, a, R0 = sm.symbols("m g a R0", real=True)
 
 PARAMETERS = {

@@ -89,8 +89,8 @@ import math
 
 import numpy as np
 import sympy as sm
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..core import Motion
 from ..contacts import Contact, Plane
 from ..model import CoulombFriction, Model
@@ -108,7 +108,7 @@ __all__ = [
     "mechanism",
 ]
 
-x, y = dynamicsymbols("x y")
+x, y = time_functions("x y")
 m, g, alpha, mu, mu_s = sm.symbols("m g alpha mu mu_s", real=True)
 
 PARAMETERS = {

@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sm
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..core import Motion
 from ..model import Model
 from ._parameters import Parameter, defaults
 
 __all__ = ["PARAMETERS", "exact_motion", "exact_state", "initial_state", "model", "mechanism"]
 
-x1, x2 = dynamicsymbols("x1 x2")
+x1, x2 = time_functions("x1 x2")
 m, g, k, c1, c2 = sm.symbols("m g k c1 c2", real=True)
 
 PARAMETERS = {

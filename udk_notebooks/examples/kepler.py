@@ -94,8 +94,8 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sm
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..model import Model
 from ._parameters import Parameter, defaults
 
@@ -114,7 +114,7 @@ __all__ = [
     "mechanism",
 ]
 
-x, y = dynamicsymbols("x y")
+x, y = time_functions("x y")
 m, L, epsilon, ell = sm.symbols("m L epsilon ell", real=True)
 
 PARAMETERS = {

@@ -69,8 +69,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sm
 from scipy.integrate import solve_ivp
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from .._checks import finite_float
 from ._parameters import Parameter, defaults
 from ..errors import PainleveParadoxError as ParadoxError
@@ -91,7 +91,7 @@ __all__ = [
     "wall_distance",
 ]
 
-x, y, theta = dynamicsymbols("x y theta")
+x, y, theta = time_functions("x y theta")
 m, L, g, mu_floor, mu_wall = sm.symbols("m L g mu_floor mu_wall", nonnegative=True)
 
 PARAMETERS = {

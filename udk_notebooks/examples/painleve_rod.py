@@ -95,8 +95,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sm
 
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from .._checks import finite_float
 from ..errors import PainleveParadoxError
 from ._parameters import Parameter, defaults
@@ -114,7 +114,7 @@ __all__ = [
     "shortcut_motion",
 ]
 
-x, y, theta = dynamicsymbols("x y theta")
+x, y, theta = time_functions("x y theta")
 m, L, g, mu = sm.symbols("m L g mu", positive=True)
 
 PARAMETERS = {

@@ -86,8 +86,8 @@ import math
 
 import numpy as np
 import sympy as sm
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..model import Model
 from ..simulation import simulate
 from ..stabilization import GainMatrix, stability
@@ -103,7 +103,7 @@ __all__ = [
     "mechanism",
 ]
 
-x, y, phi, theta = dynamicsymbols("x y phi theta")
+x, y, phi, theta = time_functions("x y phi theta")
 m, r, I1, I2 = sm.symbols("m r I1 I2", positive=True)
 
 PARAMETERS = {

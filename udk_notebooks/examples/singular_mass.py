@@ -94,8 +94,8 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sm
-from sympy.physics.mechanics import dynamicsymbols
 
+from .._symbols import time_functions
 from ..model import Model
 from ._parameters import Parameter, defaults
 
@@ -110,7 +110,7 @@ __all__ = [
     "mechanism",
 ]
 
-u, w, x, y = dynamicsymbols("u w x y")
+u, w, x, y = time_functions("u w x y")
 m, g, l, c, mA, mB = sm.symbols("m g l c mA mB", real=True)
 
 PARAMETERS = {
