@@ -79,6 +79,19 @@ NOTEBOOK_BOX_JS = """
 }
 """
 
+MIN_TRACK = 190  # px: a slider track a student can aim at
+# Boxes of an explorer's figure and controls (bottom of the lowest control), and its slider tracks' widths.
+PARTS_JS = """
+(explorer) => {
+  const box = e => e.getBoundingClientRect();
+  const figure = explorer.querySelector('.udk-explorer-figure');
+  const controls = [...explorer.querySelectorAll('.udk-explorer-controls .widget-slider, .udk-explorer-controls .widget-toggle-buttons, .udk-explorer-animate')];
+  return {top: box(explorer).top, figure_bottom: box(figure).bottom,
+          controls_bottom: Math.max(...controls.map(c => box(c).bottom)),
+          tracks: [...explorer.querySelectorAll('.widget-slider .noUi-target')].map(t => box(t).width)};
+}
+"""
+
 
 # -- JupyterLab: open, run all, errors --------------------------------------------------------------------
 def open_notebook(page, lab, notebook: str, *, reset: bool = True):

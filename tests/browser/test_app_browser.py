@@ -25,7 +25,8 @@ import pytest
 import psutil
 from a11y import axe_source, describe, serious_violations
 from browser_kit import (
-    LAPTOP, check_frame_key, check_slider_key, check_toggle_key, voila_server, wait_figure_ready,
+    LAPTOP, MIN_TRACK, PARTS_JS, check_frame_key, check_slider_key, check_toggle_key, voila_server,
+    wait_figure_ready,
 )
 
 from udk_notebooks.app import GALLERY
@@ -33,24 +34,12 @@ from udk_notebooks.widgets import EXPLORERS
 
 PAGE_TIMEOUT_MS = 120_000  # page load until the first slider and figure show
 CHANGE_TIMEOUT_MS = 60_000  # a key press until the figure changes (some explorers run several simulations)
-MIN_TRACK = 190  # px: a slider track a student can aim at (as in test_layout_browser)
 # Kernels nobody connects to: culled after a few idle seconds, so the test sees the culler work.
 CULL_IDLE_TIMEOUT = 5
 CULL_INTERVAL = 1
 CULL_WAIT = 60  # seconds allowed for a kernel to go away (well under the session server's 120 s)
 A11Y_PAGE = sorted(EXPLORERS)[0]  # the explorer page axe-core checks besides the gallery
 
-# Boxes of the explorer's figure and controls (bottom of the lowest control), and its slider tracks.
-PARTS_JS = """
-(explorer) => {
-  const box = e => e.getBoundingClientRect();
-  const figure = explorer.querySelector('.udk-explorer-figure');
-  const controls = [...explorer.querySelectorAll('.udk-explorer-controls .widget-slider, .udk-explorer-controls .widget-toggle-buttons, .udk-explorer-animate')];
-  return {top: box(explorer).top, figure_bottom: box(figure).bottom,
-          controls_bottom: Math.max(...controls.map(c => box(c).bottom)),
-          tracks: [...explorer.querySelectorAll('.widget-slider .noUi-target')].map(t => box(t).width)};
-}
-"""
 
 
 @pytest.fixture(scope="module")
