@@ -369,6 +369,29 @@ def stop(proc: subprocess.Popen, timeout: float = 10) -> None:
             proc.wait(timeout=timeout)
 
 
+def start_server(name: str, cmd: list[str], *, cwd: Path, env: dict, log_path: Path, timeout: float,
+                 ready) -> subprocess.Popen:
+    """Start ``cmd`` (output to ``log_path``) and wait until ``ready()`` stops raising a connection error.
+
+    Fails the test, with the log's tail, when the server exits or is not ready within ``timeout`` s
+    (and stops it then).
+    """
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"{name} exited with {proc.returncode}:\n{log_path.read_text(errors='replace')[-4000:]}")
+        try:
+            ready()
+            return proc
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            if time.monotonic() > deadline:
+                stop(proc)
+                pytest.fail(f"{name} did not answer within {timeout} s:\n{log_path.read_text(errors='replace')[-4000:]}")
+            time.sleep(0.25)
+
+
 @contextlib.contextmanager
 def voila_server(base: Path, **settings):
     """Voila on the app pages written into ``base``, with ``make app``'s settings (``settings`` override).
@@ -387,22 +410,10 @@ def voila_server(base: Path, **settings):
     log_path = base / "voila.log"
     cmd = [sys.executable, "-m", "voila", str(apps), "--no-browser", f"--port={port}",
            "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", *voila_arguments(**settings)]
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=apps, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
+    proc = start_server("voila", cmd, cwd=apps, env=env, log_path=log_path, timeout=VOILA_START_TIMEOUT,
+                        ready=lambda: urllib.request.urlopen(url, timeout=2).read())
     try:
-        deadline = time.monotonic() + VOILA_START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"voila exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
-            try:
-                urllib.request.urlopen(url, timeout=2).read()
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                if time.monotonic() > deadline:
-                    pytest.fail(f"voila did not answer within {VOILA_START_TIMEOUT} s:\n{log_path.read_text()[-4000:]}")
-                time.sleep(0.25)
         yield url, log_path, proc.pid
     finally:
         stop(proc, timeout=20)

@@ -27,16 +27,13 @@ import json
 import os
 import secrets
 import shutil
-import subprocess
 import sys
-import time
-import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from browser_kit import free_port, stop, voila_server
+from browser_kit import free_port, start_server, stop, voila_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -148,24 +145,12 @@ def lab_server(tmp_path_factory, lessons_dir: Path):
     if os.geteuid() == 0:
         cmd.append("--allow-root")
     log_path = base / "jupyterlab.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
-    server = LabServer(url=f"http://127.0.0.1:{port}", token=token, root_dir=root,
-                       log_path=log_path, pid=proc.pid)
+    url = f"http://127.0.0.1:{port}"
+    server = LabServer(url=url, token=token, root_dir=root, log_path=log_path, pid=0)
+    proc = start_server("JupyterLab", cmd, cwd=root, env=env, log_path=log_path, timeout=SERVER_START_TIMEOUT,
+                        ready=lambda: server.api("GET", "status", timeout=2))
+    server.pid = proc.pid
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{server.log_tail()}")
-            try:
-                server.api("GET", "status", timeout=2)
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                if time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not answer /api/status within "
-                                f"{SERVER_START_TIMEOUT} s:\n{server.log_tail()}")
-                time.sleep(0.25)
         yield server
     finally:
         stop(proc)
