@@ -233,10 +233,11 @@ def settled_figure(page, scope, quiet_s: float = 0.2, cap_s: float = 5.0) -> str
 
 
 # -- controls by keyboard --------------------------------------------------------------------------------
-# noUiSlider (ipywidgets 8's slider) writes aria-valuenow with one decimal (toFixed(1)): a 0.01 step
-# never shows there. Its aria-valuetext holds the value itself (the slider's format), so read that.
+# noUiSlider (ipywidgets 8's slider) writes aria-valuenow, -min and -max with one decimal (toFixed(1)): a
+# 0.01 step never shows there, and a range end of 0.25 reads 0.3. The slider's own API has the numbers.
 SLIDER_STATE_JS = """
-(h) => ['aria-valuetext', 'aria-valuemin', 'aria-valuemax'].map(a => parseFloat(h.getAttribute(a)))
+(h) => { const s = h.closest('.noUi-target').noUiSlider;
+         return [Number(s.get()), s.options.range.min, s.options.range.max]; }
 """
 # What has the keyboard focus: the kind of control and, for a slider handle, its value.
 FOCUS_JS = """
@@ -245,7 +246,7 @@ FOCUS_JS = """
   if (!e) return {kind: 'none'};
   if (e.classList.contains('noUi-handle')) {
     const frame = !!e.closest('.udk-explorer-animate');
-    return {kind: frame ? 'frame' : 'slider', value: parseFloat(e.getAttribute('aria-valuetext'))};
+    return {kind: frame ? 'frame' : 'slider', value: Number(e.closest('.noUi-target').noUiSlider.get())};
   }
   if (e.tagName === 'SELECT') return {kind: 'select', value: e.value};
   if (e.tagName === 'BUTTON' && e.closest('.widget-toggle-buttons'))
