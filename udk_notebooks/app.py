@@ -40,7 +40,8 @@ CULL_IDLE_TIMEOUT = 600
 
 # ipywidgets draws a slider's handle (role="slider") without a name and the Play widget's buttons as
 # icons only: screen readers announce "slider" and "button". This script, run in each app page, names
-# them after the slider's label and the button's icon, also for widgets drawn later.
+# them after the slider's label and the button's icon, also for widgets drawn later; and it makes sure
+# the page holds Voila's _xsrf cookie, without which closing the tab cannot end its kernel.
 _ARIA_NAMES_JS = """
 <script>
 (function () {
@@ -59,6 +60,14 @@ _ARIA_NAMES_JS = """
   }
   new MutationObserver(() => name(document)).observe(document.documentElement, {childList: true, subtree: true});
   name(document);
+  // Closing the tab ends the page's kernel: Voila posts the _xsrf cookie's value to its shutdown URL.
+  // The render page sets no such cookie (only the tree page does), so the post was refused (403) and
+  // the kernel lived on until the culler. Ask the tree page for the cookie once.
+  if (!/\b_xsrf=/.test(document.cookie)) {
+    const config = document.getElementById('jupyter-config-data');
+    const base = (config && JSON.parse(config.textContent).baseUrl) || '/';
+    fetch(base + 'voila/tree', {credentials: 'same-origin'}).catch(() => {});
+  }
 })();
 </script>
 """
@@ -155,7 +164,12 @@ def app_notebooks(backend: str = "widget") -> dict[str, "object"]:
         "Constrained mechanics through the Udwadia-Kalaba equation: pick an explorer, move the "
         "sliders, press play.\n\n| explorer | what it shows |\n| --- | --- |\n" + "\n".join(rows)
     )
-    pages[GALLERY] = v4.new_notebook(cells=[v4.new_markdown_cell(gallery)])
+    # the gallery runs a kernel too: the script gives it the cookie that lets its tab's close end it
+    pages[GALLERY] = v4.new_notebook(
+        cells=[v4.new_markdown_cell(gallery),
+               v4.new_code_cell(f"from IPython.display import HTML\nHTML({_ARIA_NAMES_JS!r})")],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
     return pages
 
 

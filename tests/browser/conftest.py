@@ -6,9 +6,17 @@
   into the repository). Stopped by PID at the end of the session.
 - ``lab`` (function): the same server with every kernel session deleted first, so
   each test starts with fresh kernels.
-- ``chromium`` (session) / ``lab_page`` (function): Debian's /usr/bin/chromium driven
-  by Playwright (browser downloads do not work on these machines). Missing browser:
-  skipped, or failed when ``CI=true``.
+- ``chromium`` (session): Debian's /usr/bin/chromium driven by Playwright (browser
+  downloads do not work on these machines). Missing browser: skipped, or failed when
+  ``CI=true``.
+- ``page_at`` (function): a factory, ``page_at(viewport)`` -> a page in a fresh browser
+  context of that size; every page it made is closed at teardown (as a tab closes, so a
+  Voila page ends its kernel). ``lab_page`` is ``page_at`` at 1400x1000.
+- ``voila`` (session): the explorers as Voila apps (``make app``'s settings, short
+  culling), ``(url, log_path, pid)``; shared by every test that opens an app page.
+
+The page scripts and plain helpers (Run All, figure signatures, keyboard routes) are in
+``browser_kit.py``.
 
 See /work/shared/notes/browser-testing.md for the selectors and flags used here.
 """
@@ -19,16 +27,13 @@ import json
 import os
 import secrets
 import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from browser_kit import free_port, start_server, stop, voila_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -100,22 +105,6 @@ class LabServer:
             return "(no log)"
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory, lessons_dir: Path):
     base = tmp_path_factory.mktemp("jupyterlab")
@@ -142,7 +131,7 @@ def lab_server(tmp_path_factory, lessons_dir: Path):
     tracker.write_text(json.dumps({"windowingMode": "none"}))
 
     token = secrets.token_hex(16)
-    port = _free_port()
+    port = free_port()
     cmd = [
         sys.executable, "-m", "jupyterlab",
         "--no-browser",
@@ -156,27 +145,15 @@ def lab_server(tmp_path_factory, lessons_dir: Path):
     if os.geteuid() == 0:
         cmd.append("--allow-root")
     log_path = base / "jupyterlab.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
-    server = LabServer(url=f"http://127.0.0.1:{port}", token=token, root_dir=root,
-                       log_path=log_path, pid=proc.pid)
+    url = f"http://127.0.0.1:{port}"
+    server = LabServer(url=url, token=token, root_dir=root, log_path=log_path, pid=0)
+    proc = start_server("JupyterLab", cmd, cwd=root, env=env, log_path=log_path, timeout=SERVER_START_TIMEOUT,
+                        ready=lambda: server.api("GET", "status", timeout=2))
+    server.pid = proc.pid
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{server.log_tail()}")
-            try:
-                server.api("GET", "status", timeout=2)
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                if time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not answer /api/status within "
-                                f"{SERVER_START_TIMEOUT} s:\n{server.log_tail()}")
-                time.sleep(0.25)
         yield server
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 @pytest.fixture
@@ -201,12 +178,47 @@ def chromium():
 
 
 @pytest.fixture
-def lab_page(chromium, lab: LabServer):
-    """A fresh browser context and page (1400x1000), closed after the test."""
-    context = chromium.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    try:
-        yield page
-    finally:
+def page_at(chromium):
+    """A factory: ``page_at(viewport, timeout_ms=30_000)`` -> a page in a fresh context of that size.
+
+    The pages are closed at teardown as a tab closes (``run_before_unload``: a Voila page then asks
+    its server to end its kernel), then their contexts.
+    """
+    made = []
+
+    def make(viewport: dict, timeout_ms: float = 30_000):
+        context = chromium.new_context(viewport=viewport)
+        page = context.new_page()
+        page.set_default_timeout(timeout_ms)
+        made.append((context, page))
+        return page
+
+    yield make
+    from playwright.sync_api import Error as PlaywrightError
+
+    for context, page in made:
+        try:
+            page.close(run_before_unload=True)
+        except PlaywrightError:  # the test closed it already (a tab it closed on purpose)
+            pass
         context.close()
+
+
+@pytest.fixture
+def lab_page(page_at, lab: LabServer):
+    """A fresh browser page (1400x1000) for the session's JupyterLab, closed after the test."""
+    return page_at(VIEWPORT)
+
+
+# Voila pages in the browser: culling only after 2 minutes, since a kernel sits idle between Voila's
+# server-side run and the page's websocket (long on a loaded machine); closed tabs end theirs at once.
+PAGE_CULL_IDLE_TIMEOUT = 120
+MAX_KERNELS = 32  # the cap itself is tested on a server of its own (test_app_browser's capped_voila)
+
+
+@pytest.fixture(scope="session")
+def voila(tmp_path_factory):
+    """The explorers as Voila apps for the whole session: ``(url, log_path, pid)``."""
+    with voila_server(tmp_path_factory.mktemp("voila"), max_kernels=MAX_KERNELS,
+                      cull_idle_timeout=PAGE_CULL_IDLE_TIMEOUT) as server:
+        yield server

@@ -1,31 +1,35 @@
-"""``udk.explore`` in a real JupyterLab at 1366x768: a notebook builds a new model and explores it.
+"""``udk.explore`` in a real JupyterLab at 1366x768: a notebook builds a new model and explores it by keyboard.
 
 The notebook is written by the test into the server's temporary root (never into the
 repository): a Cartesian pendulum written as a ``udk.Model`` in the cell, explored with
-``udk.explore``. After Run All Cells there must be no error output, and pressing
-ArrowRight on the ``l`` slider (the rod length, a model parameter the explorer made a
-slider for; or typing into its readout, when the key press does not reach the handle) must
-change the figure next to it: the ipympl canvas, or the inline image
-of the PNG route.
+``udk.explore``. After Run All Cells there must be no error output. Then every kind of
+control the explorer has moves with the keyboard, and the kernel gets the new value:
+
+- the ``l`` slider (the rod length, a model parameter the explorer made a FloatSlider
+  for): ArrowRight moves it one step and the figure changes;
+- a ``method`` toggle button reached by Tab and pressed with Space;
+- the ``frame`` IntSlider reached by Tab: ArrowRight shows the next instant;
+- the sweep's ``x`` Dropdown reached by Tab: End picks the last name (JupyterLab takes
+  ArrowUp/ArrowDown in command mode: they move between cells and take the focus away).
+
+The values are read back from the notebook's kernel itself (a second client).
 """
 
 from __future__ import annotations
 
-import re
+import json
 from pathlib import Path
 
-import nbformat
 import pytest
 from playwright.sync_api import expect
 
-from test_lesson_browser import FIGURE_JS  # the figure in a cell (ipympl canvas or PNG), as a comparable signature
+from browser_kit import (
+    FOCUS_JS, LAPTOP, check_frame_key, check_slider_key, check_toggle_key, error_texts, kernel_print, press_until,
+    run_all, settled_figure, tab_to, wait_figure_ready, write_notebook,
+)
 
 NOTEBOOK = "explore_a_new_model.ipynb"
-VIEWPORT = {"width": 1366, "height": 768}
 SLIDER = '.widget-slider:has(.widget-label:text-matches("^l( [(]|$)"))'  # the name, then its unit if any
-KERNEL_IDLE = re.compile(r"Python 3.*\|\s*Idle")
-KERNEL_TIMEOUT_MS = 90_000
-RUN_ALL_TIMEOUT_MS = 300_000
 FIGURE_TIMEOUT_MS = 60_000
 CHANGE_TIMEOUT_MS = 60_000
 
@@ -39,114 +43,60 @@ CELLS = [
     "explorer = udk.explore(pendulum, lambda l: ([0.6 * l, -0.8 * l], [0.0, 0.0]), t_end=2.0,\n"
     '                       units={"m": "kg", "g": "m/s^2", "l": "m"})\nexplorer',
 ]
-
-READY_JS = "(cell) => { const f = (" + FIGURE_JS + ")(cell); return !!(f && !f.blank); }"
-CHANGED_JS = "([cell, before]) => { const f = (" + FIGURE_JS + ")(cell); return !!(f && !f.blank && f.sig !== before); }"
-ALL_RUN_JS = """
-(n) => {
-  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
-  if (!panel) return false;
-  const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
-  if (prompts.length >= n && prompts.every(p => /\\[\\d+\\]/.test(p.textContent))) return 'done';
-  const errors = [...panel.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')];
-  return errors.some(e => e.textContent.includes('Traceback')) ? 'error' : false;
-}
-"""
+STATE_CODE = ("import json as _json\n"
+              "print(_json.dumps({**explorer.values, 'frame': explorer.frame, 'sweep_x': explorer._sweep_x.value}))")
 
 
-def _write_notebook(root: Path) -> Path:
-    notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    path = root / NOTEBOOK
-    nbformat.write(notebook, path)
-    return path
+def _kernel_state(lab) -> dict:
+    return json.loads(kernel_print(lab, STATE_CODE))
 
 
-def _errors(page) -> list[str]:
-    found = [t for t in page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
-             .all_inner_texts() if "Traceback" in t]
-    found += [t for t in page.locator(".jp-RenderedText").all_inner_texts() if re.search(r"\b[A-Z]\w*Error\b", t)]
-    found += [t for t in page.locator(".udk-explorer-error").all_inner_texts() if t.strip()]
-    return found
-
-
-def _settled(page, cell, quiet_ms: int = 1500, cap_ms: int = 20_000) -> str:
-    """The figure's signature once it has not changed for ``quiet_ms`` (late frames of a draw)."""
-    last = page.evaluate(FIGURE_JS, cell)["sig"]
-    quiet = waited = 0
-    while quiet < quiet_ms and waited < cap_ms:
-        page.wait_for_timeout(100)
-        waited += 100
-        now = page.evaluate(FIGURE_JS, cell)["sig"]
-        quiet = quiet + 100 if now == last else 0
-        last = now
-    return last
-
-
-@pytest.fixture
-def small_page(chromium, lab):
-    """A browser page at a laptop's 1366x768."""
-    context = chromium.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    try:
-        yield page
-    finally:
-        context.close()
-
-
-def test_a_new_model_is_explored_and_a_slider_moves_the_figure(lab, small_page, artifacts_dir: Path):
-    page = small_page
-    _write_notebook(lab.root_dir)
-    page.goto(lab.page_url(f"lab/tree/{NOTEBOOK}?reset"))
-    statusbar = page.locator("#jp-main-statusbar")
-    expect(statusbar).to_contain_text(KERNEL_IDLE, timeout=KERNEL_TIMEOUT_MS)
-
-    page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    try:
-        outcome = page.wait_for_function(ALL_RUN_JS, arg=len(CELLS), timeout=RUN_ALL_TIMEOUT_MS,
-                                         polling=250).json_value()
-    except Exception:
-        outcome = "timeout"
-    if outcome != "done":
-        page.screenshot(path=str(artifacts_dir / "explore-run-all-failed.png"))
-        pytest.fail(f"Run All Cells did not finish ({outcome}); errors: {_errors(page)}")
-    expect(statusbar).to_contain_text(KERNEL_IDLE, timeout=KERNEL_TIMEOUT_MS)
-    assert not _errors(page), _errors(page)
+def test_a_new_model_is_explored_and_every_control_moves_by_keyboard(lab, page_at, artifacts_dir: Path):
+    page = page_at(LAPTOP)
+    write_notebook(lab.root_dir / NOTEBOOK, CELLS)
+    run_all(page, lab, NOTEBOOK, shot=artifacts_dir / "explore-run-all-failed.png", timeout_ms=300_000)
+    assert not error_texts(page), error_texts(page)
 
     slider = page.locator(SLIDER).first
     expect(slider, "the explorer made no slider for the model parameter l").to_be_visible(timeout=FIGURE_TIMEOUT_MS)
     slider.scroll_into_view_if_needed()
     cell = slider.element_handle().evaluate_handle("(s) => s.closest('.jp-Cell')")
     try:
-        page.wait_for_function(READY_JS, arg=cell, timeout=FIGURE_TIMEOUT_MS)
+        wait_figure_ready(page, cell, FIGURE_TIMEOUT_MS)
     except Exception:
         page.screenshot(path=str(artifacts_dir / "explore-no-figure.png"))
         pytest.fail("no figure shows in the explorer's cell (ipympl canvas or Output image)")
-    before = _settled(page, cell)
-    handle = slider.locator(".noUi-handle")
-    value = float(handle.get_attribute("aria-valuenow"))
-    handle.press("ArrowRight")
-    page.wait_for_timeout(500)
-    if float(handle.get_attribute("aria-valuenow")) <= value:
-        # The key press did not reach the handle (focus stays with the notebook at this size): type the
-        # new value into the slider's readout instead, as a user may.
-        readout = slider.locator(".widget-readout")
-        readout.click()
-        readout.fill(f"{value + 0.25:.2f}")
-        readout.press("Enter")
-        page.wait_for_timeout(500)
-    assert float(handle.get_attribute("aria-valuenow")) > value, "neither ArrowRight nor the readout moved the l slider"
-    try:
-        page.wait_for_function(CHANGED_JS, arg=[cell, before], timeout=CHANGE_TIMEOUT_MS, polling=100)
-    except Exception:
-        page.screenshot(path=str(artifacts_dir / "explore-slider-no-change.png"))
-        pytest.fail("moving the l slider did not change the figure")
+    before = _kernel_state(lab)
+
+    # the FloatSlider: one ArrowRight, the figure changes, and the kernel has the slider's value
+    length = check_slider_key(page, slider, cell, CHANGE_TIMEOUT_MS)
+    state = _kernel_state(lab)
+    assert state["l"] == pytest.approx(length, abs=1e-9) and state["l"] > before["l"], (before, state)
+
+    # a toggle button by Tab and Space; the frame IntSlider by Tab and ArrowRight
+    method = check_toggle_key(page, cell, CHANGE_TIMEOUT_MS)
+    frame = check_frame_key(page, cell, CHANGE_TIMEOUT_MS)
+    state = _kernel_state(lab)
+    assert state["method"] == method != before["method"], (before, state)
+    assert state["frame"] == frame, (before, state)
+
+    # the sweep's x Dropdown by Tab and End
+    # JupyterLab keeps ArrowUp/ArrowDown for itself in command mode (they move to the next cell and take
+    # the focus from the select), so the select's own End key is the keyboard route checked here.
+    shown = tab_to(page, "select")["value"]
+    press_until(page, "End", lambda: page.evaluate(FOCUS_JS).get("value") not in (None, shown))
+    picked = page.evaluate(FOCUS_JS)["value"]
+    for _ in range(20):  # the change travels to the kernel after the key press
+        state = _kernel_state(lab)
+        if state["sweep_x"] == picked:
+            break
+        page.wait_for_timeout(250)
+    assert state["sweep_x"] == picked != before["sweep_x"], (picked, before, state)
+
     # The explorer's figure fits the notebook column of a 1366-pixel screen.
     width = cell.evaluate("(c) => { const f = c.querySelector('.udk-explorer-figure'); "
                           "return f ? f.getBoundingClientRect().width : 0; }")
-    assert 0 < width <= VIEWPORT["width"]
-    assert not _errors(page), _errors(page)
+    assert 0 < width <= LAPTOP["width"]
+    settled_figure(page, cell)
+    assert not error_texts(page), error_texts(page)
     page.screenshot(path=str(artifacts_dir / "explore-browser.png"))

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 from playwright.sync_api import expect
 
-from test_lesson_browser import ALL_PROMPTS_RUN_JS, KERNEL_IDLE, KERNEL_TIMEOUT_MS, RUN_ALL_TIMEOUT_MS
+from browser_kit import open_notebook, run_all
 
 LESSON = "07_analytical_dynamics_experimental.ipynb"
 NOTE = ".udk-explorer-offline"
@@ -33,15 +33,7 @@ def test_reopened_lesson_says_to_run_the_explorer_cell(lab, lab_page, artifacts_
     page, path = lab_page, lab.root_dir / LESSON
     original = path.read_text(encoding="utf-8")
     try:
-        code_cells = sum(c.cell_type == "code" for c in nbformat.read(path, as_version=4).cells)
-        page.goto(lab.page_url(f"lab/tree/{LESSON}?reset"))
-        statusbar = page.locator("#jp-main-statusbar")
-        expect(statusbar).to_contain_text(KERNEL_IDLE, timeout=KERNEL_TIMEOUT_MS)
-        page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-        outcome = page.wait_for_function(ALL_PROMPTS_RUN_JS, arg=code_cells, timeout=RUN_ALL_TIMEOUT_MS,
-                                         polling=500).json_value()
-        assert outcome == "done", outcome
+        run_all(page, lab, LESSON, shot=artifacts_dir / "reopened-lesson07-run-all-failed.png")
         explorer = page.locator(".udk-explorer").first
         expect(explorer).to_be_visible(timeout=60_000)
         notes = page.locator(NOTE)
@@ -59,8 +51,7 @@ def test_reopened_lesson_says_to_run_the_explorer_cell(lab, lab_page, artifacts_
         # Close the kernel, as a new day's session would, and load the page again.
         for session in lab.api("GET", "sessions") or []:
             lab.api("DELETE", f"sessions/{session['id']}")
-        page.goto(lab.page_url(f"lab/tree/{LESSON}"))
-        expect(page.locator("#jp-main-statusbar")).to_contain_text(KERNEL_IDLE, timeout=KERNEL_TIMEOUT_MS)
+        open_notebook(page, lab, LESSON, reset=False)
         note = page.locator(NOTE).first
         note.scroll_into_view_if_needed()
         expect(note).to_be_visible(timeout=30_000)
