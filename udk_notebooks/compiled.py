@@ -54,6 +54,7 @@ switching back and forth (issue 14)."""
 
 
 _NO_RATIOS = np.zeros(0)
+_NO_NORMALS = np.full(0, np.nan)  # the normal forces of a model without contacts (nothing to fill in)
 
 ARRAY_MODULES = ["numpy", "scipy"]
 """Modules of every array-capable lambdified function: numpy, with scipy.special for the functions numpy
@@ -498,11 +499,10 @@ class CompiledModel(ContactForces):
             ``CoulombFriction(normal=None)`` where friction changes the constraint
             reaction (``A M^-1 C != 0``), so that ``|F^L|`` is not the normal force.
         """
+        if not modes:  # the integrator's common case: no friction entry, no contact
+            normals = np.full(self.n_contacts, np.nan) if self.n_contacts else _NO_NORMALS
+            return self._solve_plain(t, q, qd, p, correction), _NO_RATIOS, normals
         normals = np.full(self.n_contacts, np.nan)
-        if not modes and self.kernel is not None:
-            motion = self.kernel(self._entries(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
-            if motion is not None:
-                return motion, _NO_RATIOS, normals
         M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
         if correction is not None:
             b = b + correction
@@ -514,8 +514,6 @@ class CompiledModel(ContactForces):
         # normal force only in the row's own units, so the contact solver multiplies the multipliers back.
         unit = np.where(size > 0, np.abs(A).max(axis=1, initial=0.0) / np.where(size > 0, size, 1.0), 1.0)
         symbolic_C = C if self.has_nonideal else None
-        if not modes:
-            return solve(M, Q, A, b, symbolic_C, factor=factor), _NO_RATIOS, normals
         ratios = np.full(len(modes), np.nan)
         data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1)
         model = self.model
@@ -584,6 +582,31 @@ class CompiledModel(ContactForces):
         if holding:  # static friction is a constraint force that friction, not geometry, supplies
             motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
         return motion, ratios, normals
+
+    def _solve_plain(self, t, q, qd, p, correction=None) -> Motion:
+        """The motion without friction modes: the pattern kernel if it vouches, else :func:`core.solve`.
+
+        The same answer as the moded route of :meth:`solve_contacts` with
+        ``modes=()`` (Udwadia & Kalaba, "A new perspective on constrained
+        motion", 1992, Eq. 7), without the work only contacts need: the row
+        sizes that turn gap-row multipliers into normal forces are not
+        computed, and ``A`` is scaled only when it has rows (scaling no rows
+        changes nothing). ``core.solve`` keeps every check of the general
+        route: definiteness of ``M`` (Cholesky with the equilibrated pivot
+        test), rank and conditioning of the Gram matrix, consistency of
+        ``A q'' = b``, and the null-space or singular-``M`` fallbacks.
+        """
+        if self.kernel is not None:
+            motion = self.kernel(self._entries(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
+            if motion is not None:
+                return motion
+        M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
+        if self.m:
+            if correction is not None:
+                b = b + correction
+            # Rows of one size, as udwadia_kalaba gives them to the solver (see solve_contacts).
+            A, b = scale_rows(A, b)
+        return solve(M, Q, A, b, C if self.has_nonideal else None, factor=factor)
 
     @property
     def reaction_free(self) -> tuple[bool, ...]:
