@@ -409,11 +409,14 @@ class CompiledModel(ContactForces):
         q, qd, p = (np.asarray(v, dtype=float) for v in (q, qd, p))
         return self._evaluate(t, q, qd, p)[:5]
 
-    def _evaluate(self, t, q, qd, p):
-        """:meth:`evaluate` for float arrays, plus the Cholesky factor of a constant ``M`` (else None)."""
+    def _evaluate(self, t, q, qd, p, entries=None):
+        """:meth:`evaluate` for float arrays, plus the Cholesky factor of a constant ``M`` (else None).
+
+        ``entries`` may hold :meth:`_entries` at this state, already computed (for the pattern kernel).
+        """
         n, m = self.n, self.m
         values = np.zeros((0 if self.mass is not None else n * n) + n + m * n + m + n)
-        values[self.nonzero] = self._entries(t, q.tolist(), qd.tolist(), p.tolist())
+        values[self.nonzero] = self._entries(t, q.tolist(), qd.tolist(), p.tolist()) if entries is None else entries
         if self.mass is not None:
             M, factor = self._constant_mass(p)
             k = 0
@@ -453,6 +456,18 @@ class CompiledModel(ContactForces):
             M = np.asarray(self.mass(p), dtype=float)
             entry = self._mass_cache[key] = (M, cholesky_or_none(M))
         return entry
+
+    def _mass_eigenvalues(self, p) -> np.ndarray:
+        """``eigvalsh(M)`` of a constant singular ``M`` for the parameter vector ``p``, cached like its factor.
+
+        The singular-``M`` route checks semi-definiteness on them at every call;
+        for a constant ``M`` the eigenvalues are those of one matrix per slider value.
+        """
+        key = (p.tobytes(), "eig")
+        eig = self._mass_cache.get(key)
+        if eig is None:
+            eig = self._mass_cache[key] = np.linalg.eigvalsh(self._constant_mass(p)[0])
+        return eig
 
     def solve_modes(self, t, q, qd, p, modes=(), correction=None) -> tuple[Motion, np.ndarray]:
         """The motion with friction contacts in the given modes (+1/-1 sliding, 0 sticking, 2 open).
@@ -596,17 +611,21 @@ class CompiledModel(ContactForces):
         test), rank and conditioning of the Gram matrix, consistency of
         ``A q'' = b``, and the null-space or singular-``M`` fallbacks.
         """
+        entries = None
         if self.kernel is not None:
-            motion = self.kernel(self._entries(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
+            entries = self._entries(t, q.tolist(), qd.tolist(), p.tolist())
+            motion = self.kernel(entries, p, correction)
             if motion is not None:
                 return motion
-        M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
+        # The kernel declined (singular M, dependent rows, ...): the general route, on the same entries.
+        M, Q, A, b, C, factor = self._evaluate(t, q, qd, p, entries)
         if self.m:
             if correction is not None:
                 b = b + correction
             # Rows of one size, as udwadia_kalaba gives them to the solver (see solve_contacts).
             A, b = scale_rows(A, b)
-        return solve(M, Q, A, b, C if self.has_nonideal else None, factor=factor)
+        eig = self._mass_eigenvalues(p) if factor is None and self.mass is not None else None
+        return solve(M, Q, A, b, C if self.has_nonideal else None, factor=factor, eigenvalues=eig)
 
     @property
     def reaction_free(self) -> tuple[bool, ...]:
