@@ -54,6 +54,7 @@ switching back and forth (issue 14)."""
 
 
 _NO_RATIOS = np.zeros(0)
+_NO_NORMALS = np.full(0, np.nan)  # the normal forces of a model without contacts (nothing to fill in)
 
 ARRAY_MODULES = ["numpy", "scipy"]
 """Modules of every array-capable lambdified function: numpy, with scipy.special for the functions numpy
@@ -408,11 +409,14 @@ class CompiledModel(ContactForces):
         q, qd, p = (np.asarray(v, dtype=float) for v in (q, qd, p))
         return self._evaluate(t, q, qd, p)[:5]
 
-    def _evaluate(self, t, q, qd, p):
-        """:meth:`evaluate` for float arrays, plus the Cholesky factor of a constant ``M`` (else None)."""
+    def _evaluate(self, t, q, qd, p, entries=None):
+        """:meth:`evaluate` for float arrays, plus the Cholesky factor of a constant ``M`` (else None).
+
+        ``entries`` may hold :meth:`_entries` at this state, already computed (for the pattern kernel).
+        """
         n, m = self.n, self.m
         values = np.zeros((0 if self.mass is not None else n * n) + n + m * n + m + n)
-        values[self.nonzero] = self._entries(t, q.tolist(), qd.tolist(), p.tolist())
+        values[self.nonzero] = self._entries(t, q.tolist(), qd.tolist(), p.tolist()) if entries is None else entries
         if self.mass is not None:
             M, factor = self._constant_mass(p)
             k = 0
@@ -452,6 +456,18 @@ class CompiledModel(ContactForces):
             M = np.asarray(self.mass(p), dtype=float)
             entry = self._mass_cache[key] = (M, cholesky_or_none(M))
         return entry
+
+    def _mass_eigenvalues(self, p) -> np.ndarray:
+        """``eigvalsh(M)`` of a constant singular ``M`` for the parameter vector ``p``, cached like its factor.
+
+        The singular-``M`` route checks semi-definiteness on them at every call;
+        for a constant ``M`` the eigenvalues are those of one matrix per slider value.
+        """
+        key = (p.tobytes(), "eig")
+        eig = self._mass_cache.get(key)
+        if eig is None:
+            eig = self._mass_cache[key] = np.linalg.eigvalsh(self._constant_mass(p)[0])
+        return eig
 
     def solve_modes(self, t, q, qd, p, modes=(), correction=None) -> tuple[Motion, np.ndarray]:
         """The motion with friction contacts in the given modes (+1/-1 sliding, 0 sticking, 2 open).
@@ -498,11 +514,10 @@ class CompiledModel(ContactForces):
             ``CoulombFriction(normal=None)`` where friction changes the constraint
             reaction (``A M^-1 C != 0``), so that ``|F^L|`` is not the normal force.
         """
+        if not modes:  # the integrator's common case: no friction entry, no contact
+            normals = np.full(self.n_contacts, np.nan) if self.n_contacts else _NO_NORMALS
+            return self._solve_plain(t, q, qd, p, correction), _NO_RATIOS, normals
         normals = np.full(self.n_contacts, np.nan)
-        if not modes and self.kernel is not None:
-            motion = self.kernel(self._entries(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
-            if motion is not None:
-                return motion, _NO_RATIOS, normals
         M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
         if correction is not None:
             b = b + correction
@@ -514,8 +529,6 @@ class CompiledModel(ContactForces):
         # normal force only in the row's own units, so the contact solver multiplies the multipliers back.
         unit = np.where(size > 0, np.abs(A).max(axis=1, initial=0.0) / np.where(size > 0, size, 1.0), 1.0)
         symbolic_C = C if self.has_nonideal else None
-        if not modes:
-            return solve(M, Q, A, b, symbolic_C, factor=factor), _NO_RATIOS, normals
         ratios = np.full(len(modes), np.nan)
         data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1)
         model = self.model
@@ -584,6 +597,35 @@ class CompiledModel(ContactForces):
         if holding:  # static friction is a constraint force that friction, not geometry, supplies
             motion = Motion(motion.qdd, motion.impressed, motion.ideal - holding[0], motion.nonideal + holding[0])
         return motion, ratios, normals
+
+    def _solve_plain(self, t, q, qd, p, correction=None) -> Motion:
+        """The motion without friction modes: the pattern kernel if it vouches, else :func:`core.solve`.
+
+        The same answer as the moded route of :meth:`solve_contacts` with
+        ``modes=()`` (Udwadia & Kalaba, "A new perspective on constrained
+        motion", 1992, Eq. 7), without the work only contacts need: the row
+        sizes that turn gap-row multipliers into normal forces are not
+        computed, and ``A`` is scaled only when it has rows (scaling no rows
+        changes nothing). ``core.solve`` keeps every check of the general
+        route: definiteness of ``M`` (Cholesky with the equilibrated pivot
+        test), rank and conditioning of the Gram matrix, consistency of
+        ``A q'' = b``, and the null-space or singular-``M`` fallbacks.
+        """
+        entries = None
+        if self.kernel is not None:
+            entries = self._entries(t, q.tolist(), qd.tolist(), p.tolist())
+            motion = self.kernel(entries, p, correction)
+            if motion is not None:
+                return motion
+        # The kernel declined (singular M, dependent rows, ...): the general route, on the same entries.
+        M, Q, A, b, C, factor = self._evaluate(t, q, qd, p, entries)
+        if self.m:
+            if correction is not None:
+                b = b + correction
+            # Rows of one size, as udwadia_kalaba gives them to the solver (see solve_contacts).
+            A, b = scale_rows(A, b)
+        eig = self._mass_eigenvalues(p) if factor is None and self.mass is not None else None
+        return solve(M, Q, A, b, C if self.has_nonideal else None, factor=factor, eigenvalues=eig)
 
     @property
     def reaction_free(self) -> tuple[bool, ...]:

@@ -368,19 +368,22 @@ def _inconsistent(A, b, rank_rtol) -> InconsistentConstraintsError:
     )
 
 
-def solve(M, Q, A, b, C=None, *, rank_rtol=RANK_RTOL, consistency_rtol=CONSISTENCY_RTOL, factor=None, mass_unit=1.0):
+def solve(M, Q, A, b, C=None, *, rank_rtol=RANK_RTOL, consistency_rtol=CONSISTENCY_RTOL, factor=None, mass_unit=1.0,
+          eigenvalues=None):
     """:func:`udwadia_kalaba` without input checks, for trusted callers.
 
     ``factor`` may hold a precomputed lower Cholesky factor of ``M`` (compiled
     models with a constant mass matrix pass it to skip the factorization).
     ``mass_unit`` is the scale ``M`` was divided by, used only to quote its
-    eigenvalues in the caller's units in error messages.
+    eigenvalues in the caller's units in error messages. ``eigenvalues`` may
+    hold ``eigvalsh(M)``, precomputed for a constant singular ``M``: the
+    semi-definiteness check is still made, on them.
     """
     if factor is None:
         factor = cholesky_or_none(M, rank_rtol)
     if factor is not None:
         return _solve_factored(M, factor, Q, A, b, C, rank_rtol, consistency_rtol)
-    return _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit)
+    return _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit, eigenvalues)
 
 
 def cholesky_or_none(M: np.ndarray, rank_rtol: float = RANK_RTOL) -> np.ndarray | None:
@@ -557,9 +560,10 @@ def _solve_null_space(M, Q, A, b, C, Aa, rank_rtol, consistency_rtol) -> Motion:
     return Motion(qdd=qdd + N @ zc, impressed=Q, ideal=ideal, nonideal=MN @ zc)
 
 
-def _check_semidefinite(M, rank_rtol, mass_unit=1.0) -> np.ndarray:
-    """Eigenvalues of ``M``, or a ValueError when one is below ``-rank_rtol`` times the largest in magnitude."""
-    eig = np.linalg.eigvalsh(M)
+def _check_semidefinite(M, rank_rtol, mass_unit=1.0, eig=None) -> np.ndarray:
+    """Eigenvalues of ``M`` (``eig`` if given), or a ValueError when one is below ``-rank_rtol`` times the largest."""
+    if eig is None:
+        eig = np.linalg.eigvalsh(M)
     if eig[0] < -rank_rtol * np.abs(eig).max():
         raise ValueError(
             f"`M` must be positive semi-definite; its smallest eigenvalue is {eig[0] * mass_unit:.3e} "
@@ -570,9 +574,9 @@ def _check_semidefinite(M, rank_rtol, mass_unit=1.0) -> np.ndarray:
     return eig
 
 
-def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit=1.0) -> Motion:
-    """Augmented form ``M + s A^+ A`` for a positive semi-definite ``M``."""
-    eig = _check_semidefinite(M, rank_rtol, mass_unit)
+def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit=1.0, eigenvalues=None) -> Motion:
+    """Augmented form ``M + s A^+ A`` for a positive semi-definite ``M`` (``eigenvalues``: its, if known)."""
+    eig = _check_semidefinite(M, rank_rtol, mass_unit, eigenvalues)
     top = max(eig[-1], 0.0)
     n = M.shape[0]
     scale = top if top > 0 else 1.0
