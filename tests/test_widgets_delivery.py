@@ -109,3 +109,38 @@ def test_png_output_states_the_image_size(monkeypatch):
     output = explorer.view.outputs[0]
     size = Image.open(io.BytesIO(base64.b64decode(output["data"]["image/png"]))).size
     assert (output["metadata"]["image/png"]["width"], output["metadata"]["image/png"]["height"]) == size
+
+
+DEGENERATE_RESIZE_CODE = textwrap.dedent(
+    """
+    import matplotlib
+    matplotlib.use("module://ipympl.backend_nbagg")
+    from udk_notebooks.widgets import InclinedLineExplorer
+
+    e = InclinedLineExplorer()
+    canvas = e.figure.canvas
+    canvas._msg_callbacks(canvas, {"type": "initialized"}, [])
+    size = tuple(e.figure.get_size_inches())
+    for width, height in ((0, 0), (0, 300), (500, 3), ("nan", 300)):  # a hidden or not yet laid out output
+        canvas._msg_callbacks(canvas, {"type": "resize", "width": width, "height": height}, [])
+        assert tuple(e.figure.get_size_inches()) == size, (width, height, e.figure.get_size_inches())
+    e.controls["slope"].value = 2.01
+    assert not e.error, e.error
+    canvas._msg_callbacks(canvas, {"type": "resize", "width": 600, "height": 300}, [])  # a real size applies
+    assert abs(e.figure.get_size_inches()[0] * e.figure.dpi - 600 * canvas.device_pixel_ratio) < 1
+    e.controls["slope"].value = 2.02
+    assert not e.error, e.error
+    print("ok")
+    """
+)
+
+
+def test_a_degenerate_browser_size_keeps_the_figure_and_the_update_works():
+    """Soak finding: a 0 x 0 resize made the figure 0 x 0 inches and the next update failed."""
+    if importlib.util.find_spec("ipympl") is None:
+        pytest.skip("ipympl is not installed")
+    env = {**os.environ, "MPLBACKEND": "module://ipympl.backend_nbagg"}
+    done = subprocess.run([sys.executable, "-c", DEGENERATE_RESIZE_CODE], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")

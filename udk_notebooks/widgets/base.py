@@ -402,6 +402,7 @@ class Explorer:
         self._retry_timer = None
         if self._live_canvas:
             figure.canvas.on_msg(self._on_canvas_message)
+            _ignore_degenerate_resizes(figure.canvas)
         self._update()
         self._replace_same_cell()
 
@@ -976,3 +977,30 @@ class Explorer:
         if self._live_canvas or not self.view.outputs:
             return b""
         return base64.b64decode(self.view.outputs[0]["data"]["image/png"])
+
+
+MIN_CANVAS_PX = 32  # a browser size below this (a hidden or not yet laid out output) is not a figure size
+
+
+def _ignore_degenerate_resizes(canvas) -> None:
+    """Keep the figure's size when the browser reports a canvas of (almost) no pixels.
+
+    ipympl sets the figure to the size the front end reports. An output that is hidden or
+    not laid out yet (a loaded page, a notebook that detaches cells scrolled away) can
+    report 0 x 0: the figure then became 0 x 0 inches, its transforms singular, and the next
+    update failed ("cannot write empty image", singular label placement, FreeType raster
+    overflows) although nothing was wrong with the model. Such a size is not applied; any
+    other resize goes to ipympl as before.
+    """
+    original = canvas.handle_resize
+
+    def handle_resize(event):
+        try:
+            width, height = float(event.get("width", 800)), float(event.get("height", 800))
+        except (TypeError, ValueError):
+            return
+        if not (width >= MIN_CANVAS_PX and height >= MIN_CANVAS_PX):  # also refuses NaN
+            return
+        original(event)
+
+    canvas.handle_resize = handle_resize
