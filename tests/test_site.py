@@ -158,3 +158,48 @@ def test_mathjax_is_copied_and_the_index_renders_markdown_and_math(tmp_path: Pat
     assert f'<script src="{MATHJAX_URL}">' in page
     assert "<strong>explicit</strong>" in page and "<code>code</code>" in page and "**" not in page
     assert r"$A\ddot q = b$" in page, "the formula is left for MathJax, unescaped"
+
+
+# -- the animations a page embeds: one layout and one draw per frame, the pixels matplotlib makes ----------
+
+def _frame_pixels(page: str) -> list:
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    frames = re.findall(r'frames\[\d+\] = "data:image/png;base64,([^"]*)"', page)
+    return [np.asarray(Image.open(io.BytesIO(base64.b64decode(data)))) for data in frames]
+
+
+@pytest.mark.parametrize("system", ["inclined_line", "double_pendulum"])
+def test_animation_frames_are_the_pixels_matplotlib_draws(system):
+    """MechanismAnimation.to_jshtml lays out once and skips the discarded draw; the frames do not change.
+
+    The independent route is matplotlib's own ``FuncAnimation.to_jshtml`` on a second, identical
+    animation (three draws and two layouts per frame). The figure keeps its layout engine after.
+    """
+    import importlib
+
+    import matplotlib
+    import numpy as np
+
+    import udk_notebooks as udk
+
+    matplotlib.use("Agg")
+    example = importlib.import_module(f"udk_notebooks.examples.{system}")
+    q0, qd0 = example.initial_state()
+    run = udk.simulate(example.model(), (0.0, 1.5), q0, qd0, method="rk4", step=0.05)
+    mechanism = example.mechanism()
+    ours = udk.animate(run, mechanism, frames=6)
+    theirs = udk.animate(run, mechanism, frames=6)
+    fast = _frame_pixels(ours.to_jshtml())
+    reference = _frame_pixels(theirs.animation.to_jshtml(fps=theirs.fps, default_mode="loop"))
+    assert len(fast) == len(reference) == 6
+    for k, (a, b) in enumerate(zip(fast, reference)):
+        assert a.shape == b.shape and np.array_equal(a, b), f"frame {k} differs from matplotlib's"
+    assert len({frame.tobytes() for frame in fast}) > 1, "the frames must show the motion"
+    engine = ours.figure.get_layout_engine()
+    assert "execute" not in vars(engine), "the figure's layout engine is restored"
+    assert not getattr(ours.figure.canvas, "_is_idle_drawing", False), "draw_idle draws again"

@@ -24,6 +24,7 @@ line style, and carry a label, so colour is never the only cue.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from dataclasses import dataclass, field
@@ -674,7 +675,49 @@ class MechanismAnimation:
 
     def to_jshtml(self) -> str:
         """HTML and JavaScript with every frame embedded as a PNG (plays without a kernel)."""
-        return self.animation.to_jshtml(fps=self.fps, default_mode="loop")
+        with self._one_draw_per_frame():
+            return self.animation.to_jshtml(fps=self.fps, default_mode="loop")
+
+    @contextlib.contextmanager
+    def _one_draw_per_frame(self):
+        """While the frames are written: lay the figure out once, and draw each frame once.
+
+        matplotlib's ``Animation.save`` draws every frame three times: ``draw_idle`` once
+        the frame is updated (a full draw on an Agg canvas, then thrown away), and ``savefig``
+        a draw that runs the constrained layout before the draw it keeps. The frames move
+        the mechanism inside fixed axes (their limits come from the whole run), so the
+        layout of the first saved frame, made at the size the writer saves and passed over
+        until it settles, is the layout of every frame: it is kept, and the thrown-away
+        draw is skipped. Same pixels,
+        about 2.5 times less CPU (a static site renders some twenty animations).
+        """
+        figure, canvas = self.figure, self.figure.canvas
+        engine = figure.get_layout_engine()
+        laid_out: list[bool] = []
+        if engine is not None:
+            lay_out = engine.execute
+
+            def lay_out_once(fig):
+                if laid_out:
+                    return
+                laid_out.append(True)
+                # A pass depends on where the last one put the axes (the force key hangs below
+                # them): pass again until nothing moves, as the per-frame layouts settle.
+                for _ in range(4):
+                    before = [ax.get_position().bounds for ax in fig.axes]
+                    lay_out(fig)
+                    if [ax.get_position().bounds for ax in fig.axes] == before:
+                        break
+
+            engine.execute = lay_out_once  # on this engine alone, until the frames are written
+        idle = getattr(canvas, "_is_idle_drawing", False)
+        canvas._is_idle_drawing = True  # FigureCanvasBase.draw_idle draws only when this is False
+        try:
+            yield
+        finally:
+            canvas._is_idle_drawing = idle
+            if engine is not None:
+                del engine.execute
 
     def _repr_html_(self) -> str:
         return self.to_jshtml()
@@ -684,7 +727,8 @@ class MechanismAnimation:
         from matplotlib.animation import PillowWriter
 
         path = os.fspath(path)
-        self.animation.save(path, writer=PillowWriter(fps=self.fps))
+        with self._one_draw_per_frame():
+            self.animation.save(path, writer=PillowWriter(fps=self.fps))
         return path
 
     def save_mp4(self, path: str | os.PathLike) -> str:
@@ -696,7 +740,8 @@ class MechanismAnimation:
                                "install it (e.g. `apt-get install ffmpeg` or `conda install ffmpeg`) "
                                "or use save_gif() / to_jshtml() instead")
         path = os.fspath(path)
-        self.animation.save(path, writer=writers["ffmpeg"](fps=self.fps))
+        with self._one_draw_per_frame():
+            self.animation.save(path, writer=writers["ffmpeg"](fps=self.fps))
         return path
 
 
