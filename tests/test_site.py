@@ -160,7 +160,7 @@ def test_mathjax_is_copied_and_the_index_renders_markdown_and_math(tmp_path: Pat
     assert r"$A\ddot q = b$" in page, "the formula is left for MathJax, unescaped"
 
 
-# -- the animations a page embeds: one layout and one draw per frame, the pixels matplotlib makes ----------
+# -- the animations a page embeds: one draw per frame, the pixels matplotlib makes ---------------------------
 
 def _frame_pixels(page: str) -> list:
     import base64
@@ -175,10 +175,10 @@ def _frame_pixels(page: str) -> list:
 
 @pytest.mark.parametrize("system", ["inclined_line", "double_pendulum"])
 def test_animation_frames_are_the_pixels_matplotlib_draws(system):
-    """MechanismAnimation.to_jshtml lays out once and skips the discarded draw; the frames do not change.
+    """MechanismAnimation.to_jshtml skips the draw matplotlib throws away; the frames do not change.
 
     The independent route is matplotlib's own ``FuncAnimation.to_jshtml`` on a second, identical
-    animation (three draws and two layouts per frame). The figure keeps its layout engine after.
+    animation (two full draws and two layout passes per frame). The figure keeps its layout engine after.
     """
     import importlib
 
