@@ -203,3 +203,45 @@ def test_animation_frames_are_the_pixels_matplotlib_draws(system):
     engine = ours.figure.get_layout_engine()
     assert "execute" not in vars(engine), "the figure's layout engine is restored"
     assert not getattr(ours.figure.canvas, "_is_idle_drawing", False), "draw_idle draws again"
+
+
+# -- a site built from executions already made (the suite executes each lesson once) -------------------------
+
+def _tiny_lesson(folder: Path) -> Path:
+    import nbformat
+    import nbformat.v4 as v4
+
+    folder.mkdir()
+    path = folder / "01_tiny.ipynb"
+    nbformat.write(v4.new_notebook(cells=[v4.new_markdown_cell("# Tiny\n\nOne cell."),
+                                          v4.new_code_cell("print('never run here')")]), path)
+    return path
+
+
+def _executed(path: Path, *, static: bool, shown: str):
+    import nbformat
+    import nbformat.v4 as v4
+
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].outputs = [v4.new_output("stream", name="stdout", text=shown)]
+    nb.cells[1].execution_count = 1
+    nb.metadata["udk_static_export"] = static
+    return nb
+
+
+def test_site_renders_the_executions_it_is_given_without_running_them(tmp_path: Path):
+    lesson = _tiny_lesson(tmp_path / "lessons")
+    given = _executed(lesson, static=True, shown="made by the caller")
+    build_site(tmp_path / "site", lesson.parent, executed={lesson: given}, log=lambda line: None)
+    page = (tmp_path / "site" / "01_tiny.html").read_text(encoding="utf-8")
+    assert "made by the caller" in page, "the given execution is rendered (no kernel ran the lesson)"
+    assert given.cells[1].outputs[0]["text"] == "made by the caller", "the caller's notebook is not changed"
+
+
+def test_site_refuses_a_student_mode_execution(tmp_path: Path):
+    lesson = _tiny_lesson(tmp_path / "lessons")
+    with pytest.raises(ValueError, match="`executed` holds 01_tiny.ipynb not executed for a static export"):
+        build_site(tmp_path / "site", lesson.parent, log=lambda line: None,
+                   executed={lesson: _executed(lesson, static=False, shown="widgets")})
+    with pytest.raises(TypeError, match="`executed` must map"):
+        build_site(tmp_path / "site", lesson.parent, log=lambda line: None, executed=[lesson])
