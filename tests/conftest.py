@@ -149,17 +149,52 @@ def pytest_collection_modifyitems(config, items):
     return result
 
 
+CELL_TIMEOUT = 600  # seconds, per cell of an executed lesson
+
+# The tests that read the executed lessons lesson by lesson (tests/test_notebooks.py).
+_LESSON_CHECKS = ("test_lesson_executes", "test_lesson_shows_no_bare_object_repr")
+
+
+def _reused_site() -> Path | None:
+    reuse = os.environ.get("UDK_SITE_DIR")
+    return Path(reuse) if reuse and (Path(reuse) / "index.html").is_file() else None
+
+
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory, lessons_dir: Path) -> Path:
+def executed_lessons(request, lessons_dir: Path) -> dict:
+    """The lessons executed once each in static-export mode, two at a time: notebook -> notebook or exception.
+
+    One execution serves both the lesson checks (tests/test_notebooks.py: every cell runs, no
+    bare object repr) and the site (``built_site`` renders these notebooks): the suite executed
+    every lesson twice before (a student kernel for the checks, ~100 s on two cores, and a
+    static one for the site). A student's kernel (``%matplotlib widget``, live explorers) runs
+    every lesson in tests/browser/test_every_lesson_browser.py, in JupyterLab. Every lesson
+    is executed when a selected test needs the site; otherwise only the lessons of the
+    selected lesson checks.
+    """
+    from udk_notebooks.site import execute_lessons
+
+    items = request.session.items
+    if _reused_site() is None and any("built_site" in getattr(item, "fixturenames", ()) for item in items):
+        chosen = set(sorted(lessons_dir.glob("*.ipynb")))  # what build_site renders
+    else:
+        chosen = {item.callspec.params["lesson_notebook"] for item in items if item.originalname in _LESSON_CHECKS}
+    return execute_lessons(sorted(chosen), static=True, timeout=CELL_TIMEOUT, workers=2)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory, lessons_dir: Path, executed_lessons: dict) -> Path:
     """The static site (``make site``), built once per session for the site tests and the site's browser tests.
 
+    It renders the lessons of ``executed_lessons`` (executed once for the site and the lesson
+    checks; asking for that fixture also keeps all of them in one xdist group).
     ``UDK_SITE_DIR=build/site`` reuses a site already built there (while developing the site).
     """
     from udk_notebooks.site import build_site
 
-    reuse = os.environ.get("UDK_SITE_DIR")
-    if reuse and (Path(reuse) / "index.html").is_file():
-        return Path(reuse)
+    reused = _reused_site()
+    if reused is not None:
+        return reused
     out = tmp_path_factory.mktemp("site")
-    build_site(out, lessons_dir, workers=2, log=lambda line: None)
+    build_site(out, lessons_dir, workers=2, log=lambda line: None, executed=executed_lessons)
     return out

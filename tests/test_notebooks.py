@@ -1,4 +1,9 @@
-"""Every lesson notebook is stored clean and runs top to bottom in a fresh kernel."""
+"""Every lesson notebook is stored clean and runs top to bottom in a fresh kernel.
+
+The lessons run once per session, in static-export mode (``executed_lessons`` in conftest.py: the
+same execution the static site renders); each runs in a student's kernel, in JupyterLab, in
+tests/browser/test_every_lesson_browser.py.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from udk_notebooks.site import execute_lessons
-
-CELL_TIMEOUT = 600  # seconds, per cell
 
 
 def test_lessons_exist(lessons_dir: Path):
@@ -35,19 +37,12 @@ def test_lesson_stored_without_outputs(lesson_notebook: Path):
     )
 
 
-@pytest.fixture(scope="session")
-def executed_lessons(request) -> dict:
-    """The selected lessons executed once each, as a student's kernel runs them, two at a time."""
-    chosen = {item.callspec.params["lesson_notebook"] for item in request.session.items
-              if item.originalname in ("test_lesson_executes", "test_lesson_shows_no_bare_object_repr")}
-    return execute_lessons(sorted(chosen), static=False, timeout=CELL_TIMEOUT, workers=2)
-
-
 @pytest.mark.slow
 def test_lesson_executes(lesson_notebook: Path, executed_lessons: dict):
     result = executed_lessons[lesson_notebook]
     if isinstance(result, Exception):  # CellExecutionError carries the failing cell's traceback
         raise result
+    assert result.metadata["udk_static_export"] is True  # the execution the site renders
     code = [cell for cell in result.cells if cell.cell_type == "code" and cell.source.strip()]
     assert all(cell.execution_count for cell in code), f"{lesson_notebook.name}: a code cell did not run"
 

@@ -158,3 +158,90 @@ def test_mathjax_is_copied_and_the_index_renders_markdown_and_math(tmp_path: Pat
     assert f'<script src="{MATHJAX_URL}">' in page
     assert "<strong>explicit</strong>" in page and "<code>code</code>" in page and "**" not in page
     assert r"$A\ddot q = b$" in page, "the formula is left for MathJax, unescaped"
+
+
+# -- the animations a page embeds: one draw per frame, the pixels matplotlib makes ---------------------------
+
+def _frame_pixels(page: str) -> list:
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    frames = re.findall(r'frames\[\d+\] = "data:image/png;base64,([^"]*)"', page)
+    return [np.asarray(Image.open(io.BytesIO(base64.b64decode(data)))) for data in frames]
+
+
+@pytest.mark.parametrize("system", ["inclined_line", "double_pendulum"])
+def test_animation_frames_are_the_pixels_matplotlib_draws(system):
+    """MechanismAnimation.to_jshtml skips the draw matplotlib throws away; the frames do not change.
+
+    The independent route is matplotlib's own ``FuncAnimation.to_jshtml`` on a second, identical
+    animation (two full draws and two layout passes per frame). The figure keeps its layout engine after.
+    """
+    import importlib
+
+    import matplotlib
+    import numpy as np
+
+    import udk_notebooks as udk
+
+    matplotlib.use("Agg")
+    example = importlib.import_module(f"udk_notebooks.examples.{system}")
+    q0, qd0 = example.initial_state()
+    run = udk.simulate(example.model(), (0.0, 1.5), q0, qd0, method="rk4", step=0.05)
+    mechanism = example.mechanism()
+    ours = udk.animate(run, mechanism, frames=6)
+    theirs = udk.animate(run, mechanism, frames=6)
+    fast = _frame_pixels(ours.to_jshtml())
+    reference = _frame_pixels(theirs.animation.to_jshtml(fps=theirs.fps, default_mode="loop"))
+    assert len(fast) == len(reference) == 6
+    for k, (a, b) in enumerate(zip(fast, reference)):
+        assert a.shape == b.shape and np.array_equal(a, b), f"frame {k} differs from matplotlib's"
+    assert len({frame.tobytes() for frame in fast}) > 1, "the frames must show the motion"
+    engine = ours.figure.get_layout_engine()
+    assert "execute" not in vars(engine), "the figure's layout engine is restored"
+    assert not getattr(ours.figure.canvas, "_is_idle_drawing", False), "draw_idle draws again"
+
+
+# -- a site built from executions already made (the suite executes each lesson once) -------------------------
+
+def _tiny_lesson(folder: Path) -> Path:
+    import nbformat
+    import nbformat.v4 as v4
+
+    folder.mkdir()
+    path = folder / "01_tiny.ipynb"
+    nbformat.write(v4.new_notebook(cells=[v4.new_markdown_cell("# Tiny\n\nOne cell."),
+                                          v4.new_code_cell("print('never run here')")]), path)
+    return path
+
+
+def _executed(path: Path, *, static: bool, shown: str):
+    import nbformat
+    import nbformat.v4 as v4
+
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].outputs = [v4.new_output("stream", name="stdout", text=shown)]
+    nb.cells[1].execution_count = 1
+    nb.metadata["udk_static_export"] = static
+    return nb
+
+
+def test_site_renders_the_executions_it_is_given_without_running_them(tmp_path: Path):
+    lesson = _tiny_lesson(tmp_path / "lessons")
+    given = _executed(lesson, static=True, shown="made by the caller")
+    build_site(tmp_path / "site", lesson.parent, executed={lesson: given}, log=lambda line: None)
+    page = (tmp_path / "site" / "01_tiny.html").read_text(encoding="utf-8")
+    assert "made by the caller" in page, "the given execution is rendered (no kernel ran the lesson)"
+    assert given.cells[1].outputs[0]["text"] == "made by the caller", "the caller's notebook is not changed"
+
+
+def test_site_refuses_a_student_mode_execution(tmp_path: Path):
+    lesson = _tiny_lesson(tmp_path / "lessons")
+    with pytest.raises(ValueError, match="`executed` holds 01_tiny.ipynb not executed for a static export"):
+        build_site(tmp_path / "site", lesson.parent, log=lambda line: None,
+                   executed={lesson: _executed(lesson, static=False, shown="widgets")})
+    with pytest.raises(TypeError, match="`executed` must map"):
+        build_site(tmp_path / "site", lesson.parent, log=lambda line: None, executed=[lesson])

@@ -25,6 +25,7 @@ that points to the live lesson.
 from __future__ import annotations
 
 import argparse
+import copy
 import html
 import importlib.util
 import os
@@ -32,11 +33,12 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-__all__ = ["BINDER_REPO", "MATHJAX_URL", "STATIC_EXPORT_ENV", "Lesson", "build_site", "copy_mathjax", "execute_lesson",
+__all__ = ["BINDER_REPO", "MATHJAX_URL", "STATIC_EXPORT_ENV", "STATIC_EXPORT_METADATA", "Lesson", "build_site", "copy_mathjax", "execute_lesson",
            "execute_lessons", "lesson_info"]
 
 BINDER_REPO = "udk-notebooks/udk-notebooks"
@@ -57,6 +59,9 @@ MATHJAX_URL = f"{MATHJAX_DIR}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 # this, primes and braces end in "[Math Processing Error]". Read by MathJax.js when it loads.
 _MATHJAX_FONTS = ('<script>window.MathJax = {"HTML-CSS": {availableFonts: [], preferredFont: null, '
                   'webFont: "STIX-Web", imageFont: null}};</script>')
+
+STATIC_EXPORT_METADATA = "udk_static_export"
+"""Notebook metadata key :func:`execute_lesson` sets: True for a static-export execution, False otherwise."""
 
 _NOT_YET = "Not yet:"  # how udk_notebooks.exercises' Feedback starts a verdict that is not "Correct."
 
@@ -211,8 +216,8 @@ def execute_lesson(notebook: str | Path, *, static: bool = True, timeout: int = 
     Returns
     -------
     nbformat.NotebookNode
-        The notebook with its outputs. A failing cell raises nbclient's ``CellExecutionError``
-        (with the traceback).
+        The notebook with its outputs, its metadata ``udk_static_export`` set to ``static``.
+        A failing cell raises nbclient's ``CellExecutionError`` (with the traceback).
     """
     import nbformat
     from nbclient import NotebookClient
@@ -232,6 +237,8 @@ def execute_lesson(notebook: str | Path, *, static: bool = True, timeout: int = 
     # The environment goes to this kernel alone, so lessons can run side by side in threads.
     NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=extra,
                    resources={"metadata": {"path": str(notebook.parent)}}).execute(env=env)
+    # says how the outputs were made, so that build_site can refuse a student-mode execution
+    nb.metadata[STATIC_EXPORT_METADATA] = static
     return nb
 
 
@@ -397,6 +404,28 @@ same lesson live on Binder, where the explorers' sliders and the exercises work.
 """
 
 
+def _reuse_executions(executed: Mapping | None, notebooks: list[Path]) -> dict:
+    """The static executions of ``executed`` that belong to ``notebooks``, keyed like ``notebooks``."""
+    if executed is None:
+        return {}
+    if not isinstance(executed, Mapping):
+        raise TypeError(f"`executed` must map notebook paths to executed notebooks; got {type(executed).__name__}")
+    by_file = {Path(path).resolve(): result for path, result in executed.items()}
+    reused = {}
+    for notebook in notebooks:
+        result = by_file.get(notebook.resolve())
+        if result is None:
+            continue
+        if isinstance(result, Exception):
+            reused[notebook] = result
+        elif getattr(result, "metadata", {}).get(STATIC_EXPORT_METADATA) is not True:
+            raise ValueError(f"`executed` holds {notebook.name} not executed for a static export: "
+                             "pass what execute_lessons(..., static=True) returns, or leave the lesson out")
+        else:
+            reused[notebook] = result
+    return reused
+
+
 def build_site(
     out: str | Path,
     lessons_dir: str | Path = "lessons",
@@ -405,6 +434,7 @@ def build_site(
     timeout: int = CELL_TIMEOUT,
     workers: int | None = None,
     log=print,
+    executed: Mapping | None = None,
 ) -> list[Path]:
     """Execute every lesson and write the static course site into ``out``.
 
@@ -422,6 +452,12 @@ def build_site(
         Lessons executed at once, each in its own kernel (default: the number of CPUs, at most 4).
     log : callable, optional
         Receives one progress line per lesson (``print`` by default).
+    executed : mapping, optional
+        Lessons already executed in static-export mode: notebook path to what
+        :func:`execute_lessons` (``static=True``) returned for it. These are rendered
+        as they are (the test suite executes each lesson once for its lesson checks
+        and for the site); the lessons missing from it are executed here. A
+        student-mode execution is refused (its widgets cannot show on a page).
 
     Returns
     -------
@@ -441,14 +477,19 @@ def build_site(
     copy_mathjax(out)
     written = [out / "index.html"]
     written[0].write_text(_index_page(lessons, binder_repo), encoding="utf-8")
-    executed = execute_lessons([lesson.notebook for lesson in lessons], timeout=timeout, workers=workers, log=log)
+    executed = _reuse_executions(executed, notebooks)
+    missing = [lesson.notebook for lesson in lessons if lesson.notebook not in executed]
+    if missing:
+        executed.update(execute_lessons(missing, timeout=timeout, workers=workers, log=log))
     failed = {path.name: result for path, result in executed.items() if isinstance(result, Exception)}
     if failed:
         name, error = next(iter(failed.items()))
         raise RuntimeError(f"{len(failed)} lesson(s) failed to execute ({', '.join(failed)}); {name}: {error}") from error
     for index, lesson in enumerate(lessons):
         page = out / lesson.page
-        shown = _exercises_as_questions(executed[lesson.notebook], _binder_url(binder_repo, lesson.notebook))
+        # a copy: the executed notebook may be shared with other readers (the test suite's lesson checks)
+        shown = _exercises_as_questions(copy.deepcopy(executed[lesson.notebook]),
+                                        _binder_url(binder_repo, lesson.notebook))
         html_page = _render(shown, _nav(lessons, index, binder_repo), lesson.title)
         page.write_text(_link_pages(html_page, {path.name for path in notebooks}), encoding="utf-8")
         written.append(page)
