@@ -609,6 +609,11 @@ def _log_limits(lo: float, hi: float) -> tuple[float, float]:
 def trust_warning(trajectory: Trajectory, drift_limit: float) -> str:
     """Why a run should not be trusted, or ``""``: it diverged, or drifted past ``drift_limit``.
 
+    A drift warning names the residual that passed the limit (position, ``phi``;
+    velocity, ``(phi', psi)``), its largest value and when it was reached, and
+    the limit: with Baumgarte stabilization the position residual may be within
+    the limit while the velocity residual is not, and the fix differs.
+
     Parameters
     ----------
     trajectory : Trajectory
@@ -622,9 +627,24 @@ def trust_warning(trajectory: Trajectory, drift_limit: float) -> str:
     if not all(np.isfinite(a).all() for a in arrays):
         bad = next(j for j in range(trajectory.t.size) if not all(np.isfinite(a[j]).all() for a in arrays))
         return f"Diverged: non-finite values from t = {trajectory.t[bad]:.3g} s"
-    residuals = [r for r in (trajectory.position_residual, trajectory.velocity_residual) if r.size]
-    drift = max((float(np.nanmax(np.abs(r))) for r in residuals), default=0.0)
-    if not drift <= drift_limit:
-        return (f"Not to be trusted: the constraint drift reached {drift:.3g} (limit {drift_limit:g}). "
-                "Take a smaller step, RK4, or stabilization")
-    return ""
+    over = [_residual_peak(trajectory, name, residual) for name, residual in
+            (("position", trajectory.position_residual), ("velocity", trajectory.velocity_residual))]
+    over = [found for found in over if found is not None and not found[1] <= drift_limit]
+    if not over:
+        return ""
+    which = ", ".join(f"{name} residual {value:.3g} (t = {when:.3g} s)" for name, value, when in over)
+    advice = "a smaller step, RK4, or stabilization"
+    if getattr(trajectory, "stabilization", None) is not None:
+        advice = "a smaller step, RK4, or stronger gains"
+    return f"Not to be trusted: {which}; limit {drift_limit:g}. Take {advice}"
+
+
+def _residual_peak(trajectory: Trajectory, name: str, residual: np.ndarray) -> tuple[str, float, float] | None:
+    """``(name, largest |residual|, its time)``, or None for a model without such rows."""
+    if not residual.size:
+        return None
+    size = np.abs(residual).reshape(trajectory.t.size, -1).max(axis=1)
+    if np.isnan(size).all():  # nothing to compare: reported, as NaN is never within a limit
+        return name, math.nan, float(trajectory.t[0])
+    j = int(np.nanargmax(size))
+    return name, float(size[j]), float(trajectory.t[j])
