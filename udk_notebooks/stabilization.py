@@ -492,6 +492,7 @@ def check_gain(
     elif found is None:
         fix = ("no smaller step helps: the error matrix has an eigenvalue with real part >= 0, "
                "so make every gain positive (every eigenvalue of the error matrix in the left half-plane)")
+        fix += _zero_gain_note(stabilization, n_holonomic, n_nonholonomic)
     else:
         tau_max, example = found
         ratio = step / example
@@ -504,6 +505,22 @@ def check_gain(
         f"For this step a scalar gain K = -k is stable only for 0 < k < {hi:.6g}; {advice}; {fix}. "
         "Pass allow_unstable=True to simulate to run it anyway"
     )
+
+
+def _zero_gain_note(stabilization, n_holonomic: int, n_nonholonomic: int) -> str:
+    """Which zero Baumgarte gain leaves a drift in place (the eigenvalue 0 of ``E``), or ``""``.
+
+    A sweep over a gain's range from 0 meets these runs as a refused row; the message says why.
+    """
+    if not isinstance(stabilization, Baumgarte):
+        return ""
+    notes = []
+    if n_holonomic and stabilization.beta == 0:
+        notes.append("beta = 0 leaves the position drift phi where it is (phi'' + 2 alpha phi' = 0 has the root "
+                     "s = 0; with alpha = 0 too, phi grows like t, as without stabilization)")
+    if n_nonholonomic and stabilization.gamma == 0:
+        notes.append("gamma = 0 leaves the velocity drift psi where it is (psi' = 0)")
+    return "".join(f"; {note}" for note in notes)
 
 
 def _check_stabilization(stabilization):

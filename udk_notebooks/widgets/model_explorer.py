@@ -349,7 +349,13 @@ class ModelExplorer(SystemExplorer):
         Returns
         -------
         SweepMap
-            The grid, the outcome values (NaN where a run was refused or failed) and the figure.
+            The grid, the outcome values and the figure. A cell without a value (NaN) has a
+            status other than ``"ok"`` and a reason in ``SweepMap.notes``: ``"refused"`` where
+            :func:`udk_notebooks.simulate` would refuse the run before it starts (with Euler or RK4,
+            ``gain_beta = 0``: the Baumgarte error matrix has the eigenvalue 0, the amplification
+            factor is 1 and the position drift is not pulled back, so :func:`~udk_notebooks.check_gain`
+            refuses it), ``"diverged"``, ``"failed"``, ``"singular"``, or ``"no start"`` (the start
+            cannot be put on the constraints).
         """
         from ..sweep import sweep as run_sweep
 
@@ -370,15 +376,18 @@ class ModelExplorer(SystemExplorer):
             raise ValueError("sweeping `gain_alpha` or `gain_beta` needs stabilization = 'Baumgarte' on the explorer")
         xs = np.linspace(self.controls[x].min, self.controls[x].max, n)
         ys = np.linspace(self.controls[y].min, self.controls[y].max, n)
-        members, starts, gains = [], [], []
+        members, starts, gains, why = [], [], [], []
         for yv in ys:
             for xv in xs:
                 setting = {**values, x: float(xv), y: float(yv)}
                 params = {name: float(setting[name]) for name in self._names}
                 try:
                     q0, qd0, _ = self.start(params, **{name: setting[name] for name in self._start_names})
-                except Exception:  # a start that cannot be put on the constraints: NaN in the map
+                except Exception as exc:  # a start that cannot be put on the constraints: NaN in the map
                     q0, qd0 = np.full(self.compiled.n, np.nan), np.full(self.compiled.n, np.nan)
+                    why.append(f"{type(exc).__name__}: {exc}")
+                else:
+                    why.append("")
                 members.append(params)
                 starts.append((q0, qd0))
                 gains.append(self.simulate_options(setting).get("stabilization"))
@@ -388,6 +397,7 @@ class ModelExplorer(SystemExplorer):
         if options["method"] not in FIXED_STEP_METHODS:
             options.pop("t_eval")
         grid = np.full(n * n, np.nan)
+        status = np.array(["no start"] * (n * n), dtype=object)
         if good:
             result = run_sweep(self.compiled, (0.0, float(values["t_end"])),
                                np.array([starts[i][0] for i in good]), np.array([starts[i][1] for i in good]),
@@ -395,7 +405,11 @@ class ModelExplorer(SystemExplorer):
                                progress=False, **options)
             grid[good] = _outcome(self.compiled, result, outcome, [members[i] for i in good],
                                   [gains[i] for i in good])
-        return SweepMap(x, y, xs, ys, grid.reshape(n, n), outcome, (float(values[x]), float(values[y])), ax=ax)
+            status[good] = result.status
+            for k, i in enumerate(good):
+                why[i] = result.message[k]
+        return SweepMap(x, y, xs, ys, grid.reshape(n, n), outcome, (float(values[x]), float(values[y])), ax=ax,
+                        status=status.reshape(n, n), messages=np.array(why, dtype=object).reshape(n, n))
 
     # -- the sweep button ---------------------------------------------------------
     def _add_sweep_button(self) -> None:
@@ -428,7 +442,8 @@ class ModelExplorer(SystemExplorer):
             "data": {"image/png": base64.b64encode(found._repr_png_()).decode("ascii"),
                      "text/plain": f"<{found.outcome} over {found.x} and {found.y}>"},
             "metadata": {},
-        },)
+        },) + tuple({"output_type": "stream", "name": "stdout", "text": "".join(f"{note}\n" for note in found.notes)}
+                    for _ in found.notes[:1])  # why the cells without a value have none
 
 
 class SweepMap:
@@ -441,15 +456,24 @@ class SweepMap:
     xs, ys : ndarray, shape (n,)
     values : ndarray, shape (n, n)
         ``values[j, i]`` at ``(xs[i], ys[j])``; NaN where a run was refused or failed.
+    status : ndarray of str, shape (n, n)
+        ``"ok"``, or why a cell has no value: ``"refused"``, ``"diverged"``, ``"failed"``,
+        ``"singular"`` (as :attr:`udk_notebooks.sweep.SweepResult.status`) or ``"no start"``.
+    notes : list of str
+        One line per status other than ``"ok"``: how many cells, where the first is, and its message
+        (a refused gain says why, e.g. ``gain_beta = 0`` does not pull the position drift back).
     outcome : str
     current : (float, float)
         The sliders' values when the map was made (marked on it).
     figure : matplotlib Figure
     """
 
-    def __init__(self, x, y, xs, ys, values, outcome, current, ax=None):
+    def __init__(self, x, y, xs, ys, values, outcome, current, ax=None, status=None, messages=None):
         self.x, self.y, self.xs, self.ys, self.values = x, y, xs, ys, values
         self.outcome, self.current = outcome, current
+        self.status = np.full(values.shape, "ok", dtype=object) if status is None else status
+        messages = np.full(values.shape, "", dtype=object) if messages is None else messages
+        self.notes = _sweep_notes(x, y, xs, ys, self.status, messages)
         if ax is None:
             with plt.ioff():
                 figure, ax = plt.subplots(figsize=(5.0, 4.0), layout="constrained")
@@ -463,6 +487,11 @@ class SweepMap:
         self.figure.colorbar(mesh, ax=ax, label=f"log10 {outcome}" if log else outcome)
         ax.plot(*current, marker="*", ms=14, color=OKABE_ITO["vermillion"], markeredgecolor="white",
                 label="the run on screen", ls="none")
+        X, Y = np.meshgrid(xs, ys)
+        for name, marker in NO_VALUE_MARKERS.items():  # a grey cell says why it has no value
+            where = self.status == name
+            if where.any():
+                ax.plot(X[where], Y[where], ls="none", marker=marker, color="black", label=f"{name} ({marker})")
         ax.legend(fontsize=8, loc="upper right")
         ax.set(xlabel=x, ylabel=y, title=f"{outcome} over {x} and {y} (grey: refused or failed)")
         ax.set_facecolor("0.8")
@@ -473,6 +502,23 @@ class SweepMap:
         buffer = io.BytesIO()
         self.figure.savefig(buffer, format="png")
         return buffer.getvalue()
+
+
+NO_VALUE_MARKERS = {"refused": "x", "diverged": "+", "failed": "v", "singular": "d", "no start": "s"}
+"""Marker of a sweep map's cell without a value, by status (:attr:`SweepMap.status`)."""
+
+
+def _sweep_notes(x: str, y: str, xs, ys, status: np.ndarray, messages: np.ndarray) -> list[str]:
+    """One line per status other than "ok": the count, the first such cell and its message."""
+    notes = []
+    for name in dict.fromkeys(status.ravel()):
+        if name == "ok":
+            continue
+        j, i = (int(k[0]) for k in np.nonzero(status == name))
+        message = messages[j, i] or "no message"
+        notes.append(f"{int(np.count_nonzero(status == name))} of {status.size} runs {name}, the first at "
+                     f"{x} = {xs[i]:.4g}, {y} = {ys[j]:.4g}: {message}")
+    return notes
 
 
 def _outcome(cm: CompiledModel, result, outcome: str, members, gains) -> np.ndarray:
