@@ -126,11 +126,16 @@ def parameter_rows(compiled: CompiledModel, parameters: Mapping | None, units: M
     parameters = {str(k): v for k, v in (parameters or {}).items()}
     units = {str(k): str(v) for k, v in (units or {}).items()}
     names = compiled.parameter_names
+    # An unknown name fails rather than being dropped: a misspelt unit (`units={"k": ...}` for `kappa`) would
+    # otherwise vanish from the tooltip unnoticed. The message says what the model has and how to fix the call.
     for argument, given in (("parameters", parameters), ("units", units)):
         unknown = set(given) - set(names)
         if unknown:
-            raise ValueError(f"`{argument}` names unknown parameter(s) {', '.join(sorted(unknown))}; the model has "
-                             f"{', '.join(names) or 'no parameters'}")
+            raise ValueError(
+                f"`{argument}` names unknown parameter(s) {', '.join(sorted(unknown))}; the model has "
+                f"{', '.join(names) or 'no parameters (numbers written into its expressions)'}: leave "
+                f"{', '.join(sorted(unknown))} out of `{argument}`, or give the model a symbol for it in "
+                "`Model(..., parameters={symbol: value})`")
     return {name: _row(name, value, parameters.get(name), units) for name, value in zip(names, compiled.defaults)}
 
 
