@@ -76,6 +76,15 @@ def test_euler_rk4_and_baumgarte_drifts_are_those_quoted(bead):
     assert f"position residual {position:.3g}" in explorer.warning and f"velocity residual {velocity:.3g}" in explorer.warning
 
 
+def test_the_start_is_on_the_wire_as_the_text_says(bead):
+    explorer, text = bead
+    params = explorer.parameter_values
+    assert "starts at rest at $x = 0.8$ m, $y = 0.32$ m, on the wire for $\\kappa = 0.5$ 1/m" in text
+    assert params["kappa"] == 0.5 and explorer.start(params)[2] == ""  # not moved: y = kappa x^2 already
+    moved = explorer.start({**params, "kappa": 0.6})[2]
+    assert moved.startswith("start projected onto the constraints")
+
+
 def test_euler_refuses_baumgarte_without_damping(bead):
     explorer, text = bead
     explorer.set(method="euler", stabilization="Baumgarte", gain_alpha=10.0, gain_beta=10.0)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -60,3 +61,19 @@ def test_lesson_axis_labels_carry_units(notebook: Path):
                for match in LABEL.finditer(cell.source)
                if match.group("text").strip() and not _has_unit(match.group("text"))]
     assert not missing, f"{notebook.name}: axis labels without a unit in () or []:\n" + "\n".join(missing)
+
+
+def test_readme_pendulum_pull_is_the_printed_vector():
+    """The README's sentence on the pendulum's pull at release agrees with the printed F^L (run by test_readme).
+
+    From rest the ideal force is ``m g cos(theta)`` along the rod towards the pivot: with ``m = 1``,
+    ``g = 9.81`` and ``cos(theta) = 0.8``, ``7.848 * (-0.6, 0.8)``.
+    """
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    printed = re.search(r'print\(explorer\.drawn_forces\(\)\["ideal"\]\.round\(3\)\)\s+#\s*\[(\S+)\s+(\S+)\]', text)
+    product = re.search(r"`9\.81 \* 0\.8 = (\S+)` N here, `(\S+) \* \((\S+), (\S+)\)` as printed", text)
+    assert printed and product, "the README's pendulum example or its sentence on F^L moved: update this test"
+    pull, pull_again, along_x, along_y = map(float, product.groups())
+    assert pull == pull_again == round(1.0 * 9.81 * 0.8, 3)
+    assert [round(pull * along_x, 3), round(pull * along_y, 3)] == [float(v) for v in printed.groups()]
+    assert math.hypot(along_x, along_y) == 1.0  # a unit vector, towards the pivot from (0.6 l, -0.8 l)
