@@ -559,7 +559,8 @@ def stability_map(alphas, betas, *, model=None, q0=None, qd0=None, t_span=(0.0, 
     Returns
     -------
     drift : ndarray, shape (a, c)
-        ``max |phi|`` in metres (NaN where refused or diverged, as ``result.status`` says; the column
+        ``max |phi|`` in the units of ``phi`` (m^2 for the default pendulum, ``x^2 + y^2 - l^2``; NaN where
+        refused or diverged, as ``result.status`` says; the column
         ``beta = 0`` is refused: the error equation ``phi'' + 2 alpha phi' = 0`` has the root 0, so
         :func:`~udk_notebooks.check_gain` finds the drift not pulled back).
     result : SweepResult
