@@ -441,14 +441,16 @@ class ModelExplorer(SystemExplorer):
                                            "text": f"Cannot sweep: {type(exc).__name__}: {exc}\n"},)
             return
         self.last_sweep = found
+        # why the cells without a value have none, under the map
+        notes = ({"output_type": "stream", "name": "stdout", "text": "".join(f"{note}\n" for note in found.notes)},
+                 ) if found.notes else ()
         # Set as data, not printed into the Output: that works with and without a kernel's output hooks.
         self._sweep_output.outputs = ({
             "output_type": "display_data",
             "data": {"image/png": base64.b64encode(found._repr_png_()).decode("ascii"),
                      "text/plain": f"<{found.outcome} over {found.x} and {found.y}>"},
             "metadata": {},
-        },) + tuple({"output_type": "stream", "name": "stdout", "text": "".join(f"{note}\n" for note in found.notes)}
-                    for _ in found.notes[:1])  # why the cells without a value have none
+        },) + notes
 
 
 class SweepMap:
@@ -498,7 +500,7 @@ class SweepMap:
             if where.any():
                 ax.plot(X[where], Y[where], ls="none", marker=marker, color="black", label=f"{name} ({marker})")
         ax.legend(fontsize=8, loc="upper right")
-        ax.set(xlabel=x, ylabel=y, title=f"{outcome} over {x} and {y} (grey: refused or failed)")
+        ax.set(xlabel=x, ylabel=y, title=f"{outcome} over {x} and {y} (grey: no value; markers: why)")
         ax.set_facecolor("0.8")
 
     def _repr_png_(self):
