@@ -188,6 +188,10 @@ class _View:
         self.k = 0 if cm.constant_mass else cm.n * cm.n
         self.size = self.k + cm.n + cm.m * cm.n + cm.m + cm.n
         self.buffer = np.zeros((self.size, len(rows)))  # structural zeros stay zero; the rest is overwritten
+        self._written = [None] * len(cm.nonzero)  # the value last copied into each entry's row
+        self._no_switches = np.empty((len(rows), 0))
+        # all the batch's members in order: a step's states are the history's whole block at that sample
+        self.everyone = len(rows) == batch.P.shape[0] and bool(np.all(np.asarray(rows) == np.arange(len(rows))))
 
     def subset(self, rows) -> "_View":
         """The view of some of these members (positions in this view), with their modes."""
@@ -235,15 +239,22 @@ class _View:
                                                          "mass matrix near singular or not definite"))
         return mass
 
-    def evaluate(self, t, y):
+    def rates(self, t, Y):
+        """``(q', q'')`` of these members in the row layout, with their switching values and holding ratios.
+
+        ``Y`` has shape (2n, L), one row per state entry and the members along
+        the last axis (as the lambdified functions take them and as
+        :func:`solve_stack` works), so a stage is a few calls on rows of length
+        ``L`` and nothing is transposed. Returns the derivative (2n, L), the
+        switching values ``g`` (L, k) and the ratios (L, k).
+        """
         cm, n, m, nh = self.cm, self.cm.n, self.cm.m, self.cm.n_holonomic
-        L = y.shape[0]
-        yt = y.T
-        q_rows, qd_rows = list(yt[:n]), list(yt[n:])
-        terms = cm.terms_batch(t, q_rows, qd_rows, self.p_rows, self.prepared)
-        E, buf, k = len(cm.nonzero), self.buffer, self.k
-        for row, value in zip(cm.nonzero, terms[:E]):
-            buf[row] = value
+        L = Y.shape[1]
+        terms = cm.terms_batch(t, Y[:n], Y[n:], self.p_rows, self.prepared)
+        E, buf, k, last = len(cm.nonzero), self.buffer, self.k, self._written
+        for j, (row, value) in enumerate(zip(cm.nonzero, terms[:E])):
+            if value is not last[j]:  # an entry of the parameters alone comes back as the same array: copied once
+                buf[row] = last[j] = value
         Q = buf[k : k + n]  # (n, L): the members along the last axis, as the lambdified rows come
         A = buf[k + n : k + n + m * n].reshape(m, n, L)
         b = buf[k + n + m * n : k + n + m * n + m]
@@ -263,30 +274,37 @@ class _View:
             for j, value in enumerate(terms[E + nh + m :]):
                 F[j // (4 + n), j % (4 + n)] = value
         self.friction = F
-        # (q', q'') row by row, members along the last axis, turned at the end: a copy of (L, n) slices of
-        # (L, 2n) goes a few numbers at a time and cost more than the whole solve
         out = np.empty((2 * n, L))
-        out[:n] = yt[n:]
-        g = ratios = np.empty((L, 0))
+        out[:n] = Y[n:]
+        g = ratios = self._no_switches
         if contacts:
             ratios = np.full((L, contacts), np.nan)
         for sel, stuck in self.groups:
             whole = isinstance(sel, slice) and sel == slice(None)
-            sol = solve_stack(mass if whole else mass.take(sel), Q if whole else Q[:, sel],
-                              A if whole else A[:, :, sel], b if whole else b[:, sel],
-                              None if C is None else C[:, sel], None if F is None else F[:, :, sel],
-                              None if F is None else self.modes[sel].T, stuck)
-            out[n:, sel] = sol.qdd
+            if whole:  # q'' written straight into the derivative's rows
+                sol = solve_stack(mass, Q, A, b, C, F, None if F is None else self.modes.T, stuck, out=out[n:])
+            else:
+                sol = solve_stack(mass.take(sel), Q[:, sel], A[:, :, sel], b[:, sel], None if C is None else C[:, sel],
+                                  None if F is None else F[:, :, sel], None if F is None else self.modes[sel].T, stuck)
+                out[n:, sel] = sol.qdd
             if stuck:
                 ratios[np.ix_(np.arange(L)[sel], stuck)] = sol.ratios.T
             if not sol.ok.all():  # ill-conditioned Gram matrix: the single-run solver decides
                 members = np.arange(L)[sel]
                 for i in members[~sol.ok & mass.ok[sel]]:
-                    out[n:, i], ratios[i] = self._single(t, y[i], i, correction)
+                    out[n:, i], ratios[i] = self._single(t, Y[:, i], i, correction)
                 out[n:, members[~mass.ok[sel]]] = np.nan  # handed to simulate (see _state_mass)
         if contacts:
             s = F[:, 0].T
             g = np.where(self.modes != 0, self.modes * s, 1.0 + HOLD_RTOL - np.abs(ratios))
+        return out, g, ratios
+
+    def evaluate(self, t, y):
+        """:meth:`rates` for states stacked member by member, ``y`` of shape (L, 2n) (the switch location's layout).
+
+        Returns the derivative (L, 2n), the switching values and the ratios.
+        """
+        out, g, ratios = self.rates(t, y.T)
         return np.ascontiguousarray(out.T), g, ratios
 
     def _single(self, t, y, i, correction):
@@ -302,10 +320,15 @@ class _View:
             return np.full(n, np.nan), np.full(self.modes.shape[1], np.nan)
 
 
-def _advance(view, t, y, h, k1, method):
-    """One Euler or RK4 step from ``(t, y)`` whose first stage ``k1`` is known; ``h`` a float or shape (L,)."""
+def _step_rows(view, t, Y, h, K1, method):
+    """One Euler or RK4 step of the row layout (Y, K1 of shape (2n, L)); ``h`` a float or shape (L,)."""
     step = euler_step if method == "euler" else rk4_step
-    return step(lambda tt, yy: view.evaluate(tt, yy)[0], t, y, h, k1)
+    return step(lambda tt, YY: view.rates(tt, YY)[0], t, Y, h, K1)
+
+
+def _advance(view, t, y, h, k1, method):
+    """:func:`_step_rows` for states stacked member by member, ``y`` and ``k1`` of shape (L, 2n)."""
+    return np.ascontiguousarray(_step_rows(view, t, y.T, h, k1.T, method).T)
 
 
 def initial_modes(cm, batch, t0, y, live, failures):
@@ -336,7 +359,7 @@ def initial_modes(cm, batch, t0, y, live, failures):
 class _Run:
     """What :func:`integrate` hands to :func:`_result`."""
 
-    states: np.ndarray  # (B, N, 2n), NaN where not reached
+    states: np.ndarray  # (N, 2n, B): sample by sample, members along the last axis; NaN where not reached
     stops: dict  # member -> (time, reason, status)
     modes: np.ndarray | None  # (N, B, k) at the grid samples
     switches: dict  # member -> list of (time, modes) at switching instants
@@ -351,18 +374,19 @@ before the switches are located and settled together (then it catches up, a step
 def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar) -> _Run:
     """All live members over the grid, one stacked step at a time (``simulate``'s ``_integrate_fixed``).
 
-    Each member has its own grid index. A member whose friction switch fires
-    in a step is parked with that step's data; every :data:`PARK_STEPS`
-    steps the parked members' switches are settled in one batch
-    (:func:`_switch`), and they rejoin the others a few grid steps behind,
-    stepping along with them until they reach the end. Settling a handful of
-    switches costs about as much as settling many, so this saves most of it.
+    The live members' states are rows (shape (2n, L), members along the last
+    axis: :meth:`_View.rates`), and each step is stored as one block of the
+    history (shape (N, 2n, B)), which the result reads through transposed
+    views. Each member has its own grid index. A member whose friction switch
+    fires in a step is parked with that step's data; every
+    :data:`PARK_STEPS` steps the parked members' switches are settled in one
+    batch (:func:`_switch`), and they rejoin the others a few grid steps
+    behind, stepping along with them until they reach the end. Settling a
+    handful of switches costs about as much as settling many, so this saves most of it.
     """
     cm = batch.cm
     B, N, contacts = y0.shape[0], grid.size, cm.n_friction
-    # Member by member, as the result holds them: a step writes one row per member, and no transposition of the
-    # whole run is needed at the end (it cost as much as a fifth of the integration).
-    states = np.full((B, N, 2 * cm.n), np.nan)
+    states = np.full((N, 2 * cm.n, B), np.nan)
     mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
     run = _Run(states, {}, mode_log, {}, {})
     counts = np.zeros(B, dtype=np.int64)
@@ -372,12 +396,12 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     if not live.size:
         return run
     view = batch.view(live, modes0[live])
-    y = y0[live]
+    y = np.ascontiguousarray(y0[live].T)  # (2n, L)
     index = np.zeros(live.size, dtype=np.intp)  # grid index of each live member
-    states[live, 0] = y
+    states[0][:, live] = y
     if contacts:
         mode_log[0, live] = view.modes
-    k1, g, _ = view.evaluate(grid[0], y)
+    k1, g, _ = view.rates(grid[0], y)
     parked = []  # (members, modes, index, y, k1, g, y_new, k1_new, g_new) of switches waiting to be settled
     waiting = 0
     while live.size or parked:
@@ -385,15 +409,16 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
             t, target = grid[index], grid[index + 1]
             if index[0] == index[-1] and (index[0] == index).all():  # all on one grid time (the common case)
                 t, target = t[0], target[0]
-            y_new = _advance(view, t, y, target - t, k1, method)
-            k1_new, g_new, _ = view.evaluate(target, y_new)
+            y_new = _step_rows(view, t, y, target - t, k1, method)
+            k1_new, g_new, _ = view.rates(target, y_new)
             stay = np.ones(live.size, dtype=bool)
             if contacts:
                 fired = ((g > 0) & (g_new <= 0)).any(axis=1)
                 if fired.any():
                     stay = ~fired
-                    parked.append((live[fired], view.modes[fired], index[fired], y[fired], k1[fired], g[fired],
-                                   y_new[fired], k1_new[fired], g_new[fired]))
+                    # the switch is located member by member: its states are stacked that way (L, 2n)
+                    parked.append((live[fired], view.modes[fired], index[fired], y[:, fired].T, k1[:, fired].T,
+                                   g[fired], y_new[:, fired].T, k1_new[:, fired].T, g_new[fired]))
             index = index + 1
             live, view, y, k1, g, index = _advance_members(
                 batch, run, view, live, stay, index, y_new, k1_new, g_new, grid, limit, contacts)
@@ -405,16 +430,18 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
                                                  counts, max_switches, run, at + 1)
             joined = batch.view(members, modes)
             joined.failures.update(errors)
-            back = _advance_members(batch, run, joined, members, np.ones(members.size, dtype=bool), at + 1, ye, k1e,
-                                    ge, grid, limit, contacts)
+            back = _advance_members(batch, run, joined, members, np.ones(members.size, dtype=bool), at + 1,
+                                    np.ascontiguousarray(ye.T), np.ascontiguousarray(k1e.T), ge, grid, limit,
+                                    contacts)
             if back[0].size:  # rejoin the others
                 live = np.concatenate([live, back[0]])
-                y, k1, g = (np.concatenate([old, new]) for old, new in zip((y, k1, g), back[2:5]))
+                y, k1 = (np.concatenate([old, new], axis=1) for old, new in zip((y, k1), back[2:4]))
+                g = np.concatenate([g, back[4]])
                 index = np.concatenate([index, back[5]])
                 view = batch.view(live, np.concatenate([view.modes, back[1].modes]))
                 order = view.sorted_order()
                 if order is not None:
-                    live, y, k1, g, index = live[order], y[order], k1[order], g[order], index[order]
+                    live, y, k1, g, index = live[order], y[:, order], k1[:, order], g[order], index[order]
                     view = batch.view(live, view.modes[order])
         if bar is not None:
             bar.update(1)
@@ -424,14 +451,14 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
 def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit, contacts):
     """Store the members' new samples (at ``grid[index]``), stop those that ran away or failed, drop finished ones.
 
-    ``stay`` marks the members that took their step (the others were parked).
-    Returns the live members, their view, states, first stages, switching
-    values and grid indices.
+    ``y`` and ``k1`` are rows (2n, L); ``stay`` marks the members that took
+    their step (the others were parked). Returns the live members, their view,
+    states, first stages, switching values and grid indices.
     """
     gone = ~stay
-    largest = np.abs(y if stay.all() else y[stay]).max(initial=0.0)  # one reduction; per member only when needed
+    largest = np.abs(y if stay.all() else y[:, stay]).max(initial=0.0)  # one reduction; per member only when needed
     if not largest <= view.lowest_limit:
-        gone |= stay & ~(np.abs(y) <= limit[live, None]).all(axis=1)  # NaN and inf included
+        gone |= stay & ~(np.abs(y) <= limit[live]).all(axis=0)  # NaN and inf included
     if view.failures:
         gone |= stay & np.isin(live, list(view.failures))
     for j in np.flatnonzero(gone & stay):
@@ -439,21 +466,23 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         if i in view.failures:
             run.stops[i] = (*view.failures[i], "failed")
         else:
-            run.stops[i] = (float(grid[index[j]]), runaway(y[j], limit[i]), "diverged")
+            run.stops[i] = (float(grid[index[j]]), runaway(y[:, j], limit[i]), "diverged")
     keep = ~gone
-    if keep.all():
-        at = index[0] if index[0] == index[-1] and (index == index[0]).all() else index  # one step for all: a row
-        run.states[live, at] = y
+    if keep.all() and index[0] == index[-1] and (index == index[0]).all():  # one step for all: one block
+        if view.everyone:
+            run.states[index[0]] = y
+        else:
+            run.states[index[0]][:, live] = y
         if contacts:
-            run.modes[at, live] = view.modes
+            run.modes[index[0], live] = view.modes
     else:
-        run.states[live[keep], index[keep]] = y[keep]
+        run.states[index[keep], :, live[keep]] = y[:, keep].T
         if contacts:
             run.modes[index[keep], live[keep]] = view.modes[keep]
     keep &= index < grid.size - 1  # members at the end are done
     if keep.all():
         if contacts and (order := view.sorted_order()) is not None:  # regroup: each group a contiguous block
-            return (live[order], batch.view(live[order], view.modes[order]), y[order], k1[order], g[order],
+            return (live[order], batch.view(live[order], view.modes[order]), y[:, order], k1[:, order], g[order],
                     index[order])
         return live, view, y, k1, g, index
     live, modes = live[keep], view.modes[keep]
@@ -461,7 +490,7 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
     if contacts and (order := view.sorted_order()) is not None:
         keep = np.flatnonzero(keep)[order]
         live, view = live[order], batch.view(live[order], modes[order])
-    return live, view, y[keep], k1[keep], g[keep], index[keep]
+    return live, view, y[:, keep], k1[:, keep], g[keep], index[keep]
 
 
 def _switch(batch, members, modes, t, target, y, k1, g, y_new, k1_new, g_new, method, counts, max_switches,

@@ -336,25 +336,30 @@ def sweep(
 def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepResult:
     """Residuals of every reached sample, ``simulate``'s residual stop, and the per-member summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
-    states, run.states = run.states, None  # (B, N, 2n): the per-member layout, filled step by step
-    phi, vel = _residuals(cm, batch.P, grid, states)
-    done = np.isfinite(states[:, :, 0])  # a sample is all numbers (reached) or all NaN
-    phi[~done] = vel[~done] = np.nan
+    history, run.states = run.states, None  # (N, 2n, B): one block per sample, filled step by step
+    phi_h, vel_h = _residuals(cm, batch.P, grid, history)
+    # the result reads the records through (B, N, .) views, as they were written: nothing is transposed
+    states, phi, vel = (record.transpose(2, 0, 1) for record in (history, phi_h, vel_h))
+    sampled = np.isfinite(history[:, 0])  # (N, B): a sample is all numbers (reached) or all NaN
+    if not sampled.all():  # a residual that does not depend on the state would not be NaN by itself
+        for record in (phi_h, vel_h):
+            record.transpose(0, 2, 1)[~sampled] = np.nan
     stopped_at = np.full(B, np.nan)
     for i, (t, reason, kind) in run.stops.items():
         status[i], message[i], stopped_at[i] = kind, reason, t
     # simulate ends a run at the first sample whose residual passes DIVERGENCE_FACTOR times the start's scale squared
     scale = limit / DIVERGENCE_FACTOR
-    residual = np.zeros((B, N))
-    for column in [*np.moveaxis(phi, 2, 0), *np.moveaxis(vel, 2, 0)]:
+    residual = np.zeros((N, B))
+    for column in [*np.moveaxis(phi_h, 1, 0), *np.moveaxis(vel_h, 1, 0)]:
         residual = np.maximum(residual, np.abs(column))  # NaN propagates
-    over = done & ~(residual <= DIVERGENCE_FACTOR * scale[:, None] ** 2)
-    for i in np.flatnonzero(over.any(axis=1)):
-        j = int(np.argmax(over[i]))
+    over = sampled & ~(residual <= DIVERGENCE_FACTOR * scale ** 2)
+    for i in np.flatnonzero(over.any(axis=0)):
+        j = int(np.argmax(over[:, i]))
         states[i, j:] = phi[i, j:] = vel[i, j:] = np.nan
         status[i], stopped_at[i] = "diverged", grid[j]
-        message[i] = (f"a constraint residual reached {residual[i, j]:.3g}, past {DIVERGENCE_FACTOR:g} times "
+        message[i] = (f"a constraint residual reached {residual[j, i]:.3g}, past {DIVERGENCE_FACTOR:g} times "
                       "the start's scale squared (DIVERGENCE_FACTOR)")
+    done = sampled.T
     for i in np.flatnonzero(status == "refused"):
         states[i] = np.nan
     modes = mode_times = None
@@ -385,30 +390,31 @@ RESIDUAL_BLOCK = 2**18
 """Samples (member times time) whose residuals :func:`_residuals` evaluates at once: temporaries stay small."""
 
 
-def _residuals(cm, P, grid, states) -> tuple[np.ndarray, np.ndarray]:
-    """``phi`` and ``(phi', psi)`` at every sample, shapes (B, N, m_h) and (B, N, m); NaN stays NaN.
+def _residuals(cm, P, grid, history) -> tuple[np.ndarray, np.ndarray]:
+    """``phi`` and ``(phi', psi)`` at every sample, shapes (N, m_h, B) and (N, m, B); NaN stays NaN.
 
-    Evaluated a block of members at a time (the lambdified functions
-    broadcast rows of shape (members, N) against parameters (members, 1) and
-    times (1, N)), so the intermediate arrays stay near :data:`RESIDUAL_BLOCK`
-    samples however large the sweep.
+    ``history`` is the batch's (N, 2n, B) record; the residuals are stored the
+    same way (the result reads all three through (B, N, .) views). They are evaluated a block of
+    samples at a time (the lambdified functions broadcast rows of shape
+    (samples, B) against parameters (1, B) and times (samples, 1)), so the
+    intermediate arrays stay near :data:`RESIDUAL_BLOCK` numbers however large the sweep.
     """
-    B, N, _ = states.shape
+    N, _, B = history.shape
     n, nh, m = cm.n, cm.n_holonomic, cm.m
-    phi, vel = np.empty((B, N, nh)), np.empty((B, N, m))
-    per_block = max(1, RESIDUAL_BLOCK // max(N, 1))
-    for lo in range(0, B, per_block):
-        rows = slice(lo, min(lo + per_block, B))
-        block = states[rows]
-        q_rows = [block[:, :, j] for j in range(n)]
-        qd_rows = [block[:, :, n + j] for j in range(n)]
-        p_rows = [column[rows, None] for column in P.T]
+    phi, vel = np.empty((N, nh, B)), np.empty((N, m, B))
+    p_rows = [column[None, :] for column in P.T]
+    per_block = max(1, RESIDUAL_BLOCK // max(B, 1))
+    for lo in range(0, N, per_block):
+        rows = slice(lo, min(lo + per_block, N))
+        block, t = history[rows], grid[rows, None]
+        q_rows = [block[:, j] for j in range(n)]
+        qd_rows = [block[:, n + j] for j in range(n)]
         if nh:
-            for j, value in enumerate(cm.phi(grid[None, :], q_rows, p_rows)):
-                phi[rows, :, j] = value
+            for j, value in enumerate(cm.phi(t, q_rows, p_rows)):
+                phi[rows, j] = value
         if m:
-            for j, value in enumerate(cm.velocity_constraints(grid[None, :], q_rows, qd_rows, p_rows)):
-                vel[rows, :, j] = value
+            for j, value in enumerate(cm.velocity_constraints(t, q_rows, qd_rows, p_rows)):
+                vel[rows, j] = value
     return phi, vel
 
 
