@@ -184,12 +184,17 @@ class _View:
         self.mass = None if batch.mass is None else batch.mass.take(rows)
         self.failures = {}
         self.set_modes(np.array(modes, dtype=np.int64).reshape(len(rows), self.cm.n_friction))
-        cm = self.cm
-        self.k = 0 if cm.constant_mass else cm.n * cm.n
-        self.size = self.k + cm.n + cm.m * cm.n + cm.m + cm.n
-        self.buffer = np.zeros((self.size, len(rows)))  # structural zeros stay zero; the rest is overwritten
+        cm, L = self.cm, len(rows)
+        n, m, k = cm.n, cm.m, 0 if cm.constant_mass else cm.n * cm.n
+        self.k, self.size = k, k + n + m * n + m + n
+        # Work arrays made once per view and overwritten at every stage: the entries of M, Q, A, b, C by rows
+        # (structural zeros stay zero), and the stabilized b
+        self.buffer = buf = np.zeros((self.size, L))
+        self.Q, self.A, self.b = buf[k:k + n], buf[k + n:k + n + m * n].reshape(m, n, L), buf[k + n + m * n:k + n + m * n + m]
+        self.C = buf[k + n + m * n + m:] if cm.has_nonideal else None
+        self._stabilized_b, self._correction, self._product = np.empty((m, L)), np.empty((m, L)), np.empty(L)
         self._written = [None] * len(cm.nonzero)  # the value last copied into each entry's row
-        self._no_switches = np.empty((len(rows), 0))
+        self._no_switches = np.empty((L, 0))
         # all the batch's members in order: a step's states are the history's whole block at that sample
         self.everyone = len(rows) == batch.P.shape[0] and bool(np.all(np.asarray(rows) == np.arange(len(rows))))
 
@@ -248,37 +253,61 @@ class _View:
         ``L`` and nothing is transposed. Returns the derivative (2n, L), the
         switching values ``g`` (L, k) and the ratios (L, k).
         """
-        cm, n, m, nh = self.cm, self.cm.n, self.cm.m, self.cm.n_holonomic
+        cm, n = self.cm, self.cm.n
         L = Y.shape[1]
         terms = cm.terms_batch(t, Y[:n], Y[n:], self.p_rows, self.prepared)
-        E, buf, k, last = len(cm.nonzero), self.buffer, self.k, self._written
+        E, buf, last = len(cm.nonzero), self.buffer, self._written
         for j, (row, value) in enumerate(zip(cm.nonzero, terms[:E])):
             if value is not last[j]:  # an entry of the parameters alone comes back as the same array: copied once
                 buf[row] = last[j] = value
-        Q = buf[k : k + n]  # (n, L): the members along the last axis, as the lambdified rows come
-        A = buf[k + n : k + n + m * n].reshape(m, n, L)
-        b = buf[k + n + m * n : k + n + m * n + m]
-        C = buf[k + n + m * n + m :] if cm.has_nonideal else None
-        mass = self.mass if cm.constant_mass else self._state_mass(t, buf[:k].reshape(n, n, L).transpose(2, 0, 1))
-        correction = None
-        if self.batch.stabilized:  # Baumgarte.correction, row by row: -2 alpha phi' - beta^2 phi, then -gamma psi
-            phi, vel = terms[E : E + nh], terms[E + nh : E + nh + m]
-            correction = np.empty((m, L))
-            for i in range(m):
-                correction[i] = self.c2a * vel[i] - self.b2 * phi[i] if i < nh else self.mg * vel[i]
-            b = b + correction
-        contacts = self.modes.shape[1]
-        F = None
-        if contacts:  # per contact: s, drift, mu, mu_s, slope (n)
-            F = np.empty((contacts, 4 + n, L))
-            for j, value in enumerate(terms[E + nh + m :]):
-                F[j // (4 + n), j % (4 + n)] = value
+        mass = self.mass if cm.constant_mass else self._state_mass(t, buf[:self.k].reshape(n, n, L).transpose(2, 0, 1))
+        b, correction = self.b, None
+        if self.batch.stabilized:
+            b, correction = self._stabilize(terms[E:])
+        F = self._friction(terms[E + cm.n_holonomic + cm.m:]) if self.modes.shape[1] else None
         self.friction = F
         out = np.empty((2 * n, L))
         out[:n] = Y[n:]
-        g = ratios = self._no_switches
-        if contacts:
-            ratios = np.full((L, contacts), np.nan)
+        if self.groups[0][1] or len(self.groups) > 1 or F is not None:
+            g, ratios = self._solve_groups(t, Y, mass, b, correction, F, out)
+        else:  # no sticking contact: one stacked solve, q'' written straight into the derivative's rows
+            sol = solve_stack(mass, self.Q, self.A, b, self.C, out=out[n:])
+            g = ratios = self._no_switches
+            if not sol.ok.all():
+                self._hand_over(t, Y, slice(None), sol, mass, correction, out, None)
+        return out, g, ratios
+
+    def _stabilize(self, residuals) -> tuple[np.ndarray, np.ndarray]:
+        """``b`` with Baumgarte's correction added, and the correction (Beshaw 2014, Eq. 20), rows (m, L).
+
+        ``residuals`` are ``phi`` then ``(phi', psi)`` as :meth:`CompiledModel.terms_batch` gives them; the
+        correction is ``-2 alpha phi' - beta^2 phi`` for a holonomic row and ``-gamma psi`` for a nonholonomic one
+        (:meth:`Baumgarte.correction`), computed into the view's work arrays.
+        """
+        nh, m = self.cm.n_holonomic, self.cm.m
+        phi, vel = residuals[:nh], residuals[nh:nh + m]
+        correction, product = self._correction, self._product
+        for i in range(m):
+            if i < nh:
+                np.multiply(self.c2a, vel[i], out=correction[i])
+                np.subtract(correction[i], np.multiply(self.b2, phi[i], out=product), out=correction[i])
+            else:
+                np.multiply(self.mg, vel[i], out=correction[i])
+        return np.add(self.b, correction, out=self._stabilized_b), correction
+
+    def _friction(self, data) -> np.ndarray:
+        """The contacts' data, shape (k, 4 + n, L): per contact ``s``, its drift, ``mu``, ``mu_s``, ``ds/dq'``."""
+        n, contacts = self.cm.n, self.modes.shape[1]
+        F = np.empty((contacts, 4 + n, self.buffer.shape[1]))
+        for j, value in enumerate(data):
+            F[j // (4 + n), j % (4 + n)] = value
+        return F
+
+    def _solve_groups(self, t, Y, mass, b, correction, F, out):
+        """``q''`` into ``out[n:]`` group by group of sticking contacts; returns the switching values and ratios."""
+        n, L, contacts = self.cm.n, Y.shape[1], self.modes.shape[1]
+        Q, A, C = self.Q, self.A, self.C
+        ratios = np.full((L, contacts), np.nan) if contacts else self._no_switches
         for sel, stuck in self.groups:
             whole = isinstance(sel, slice) and sel == slice(None)
             if whole:  # q'' written straight into the derivative's rows
@@ -289,15 +318,24 @@ class _View:
                 out[n:, sel] = sol.qdd
             if stuck:
                 ratios[np.ix_(np.arange(L)[sel], stuck)] = sol.ratios.T
-            if not sol.ok.all():  # ill-conditioned Gram matrix: the single-run solver decides
-                members = np.arange(L)[sel]
-                for i in members[~sol.ok & mass.ok[sel]]:
-                    out[n:, i], ratios[i] = self._single(t, Y[:, i], i, correction)
-                out[n:, members[~mass.ok[sel]]] = np.nan  # handed to simulate (see _state_mass)
+            if not sol.ok.all():
+                self._hand_over(t, Y, sel, sol, mass, correction, out, ratios)
+        g = self._no_switches
         if contacts:
             s = F[:, 0].T
             g = np.where(self.modes != 0, self.modes * s, 1.0 + HOLD_RTOL - np.abs(ratios))
-        return out, g, ratios
+        return g, ratios
+
+    def _hand_over(self, t, Y, sel, sol, mass, correction, out, ratios) -> None:
+        """Members of ``sel`` the stack could not vouch for: an ill-conditioned Gram matrix goes to the single-run
+        solver, which decides; a mass matrix it could not trust gets NaN and is handed to simulate (_state_mass)."""
+        n = self.cm.n
+        members = np.arange(Y.shape[1])[sel]
+        for i in members[~sol.ok & mass.ok[sel]]:
+            out[n:, i], found = self._single(t, Y[:, i], i, correction)
+            if ratios is not None and ratios.shape[1]:
+                ratios[i] = found
+        out[n:, members[~mass.ok[sel]]] = np.nan
 
     def evaluate(self, t, y):
         """:meth:`rates` for states stacked member by member, ``y`` of shape (L, 2n) (the switch location's layout).
@@ -411,7 +449,7 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
                 t, target = t[0], target[0]
             y_new = _step_rows(view, t, y, target - t, k1, method)
             k1_new, g_new, _ = view.rates(target, y_new)
-            stay = np.ones(live.size, dtype=bool)
+            stay = None  # every member took its step
             if contacts:
                 fired = ((g > 0) & (g_new <= 0)).any(axis=1)
                 if fired.any():
@@ -452,9 +490,16 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
     """Store the members' new samples (at ``grid[index]``), stop those that ran away or failed, drop finished ones.
 
     ``y`` and ``k1`` are rows (2n, L); ``stay`` marks the members that took
-    their step (the others were parked). Returns the live members, their view,
-    states, first stages, switching values and grid indices.
+    their step (the others were parked; None: none was). Returns the live
+    members, their view, states, first stages, switching values and grid indices.
     """
+    if stay is None:
+        at = int(index[0])
+        if (at < grid.size - 1 and not view.failures and index[-1] == at and (index == at).all()
+                and np.abs(y).max(initial=0.0) <= view.lowest_limit):  # the common step: all on, nobody stopped
+            _store(run, view, at, live, y, contacts)
+            return live, view, y, k1, g, index
+        stay = np.ones(live.size, dtype=bool)
     gone = ~stay
     largest = np.abs(y if stay.all() else y[:, stay]).max(initial=0.0)  # one reduction; per member only when needed
     if not largest <= view.lowest_limit:
@@ -469,12 +514,7 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
             run.stops[i] = (float(grid[index[j]]), runaway(y[:, j], limit[i]), "diverged")
     keep = ~gone
     if keep.all() and index[0] == index[-1] and (index == index[0]).all():  # one step for all: one block
-        if view.everyone:
-            run.states[index[0]] = y
-        else:
-            run.states[index[0]][:, live] = y
-        if contacts:
-            run.modes[index[0], live] = view.modes
+        _store(run, view, int(index[0]), live, y, contacts)
     else:
         run.states[index[keep], :, live[keep]] = y[:, keep].T
         if contacts:
@@ -491,6 +531,18 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         keep = np.flatnonzero(keep)[order]
         live, view = live[order], batch.view(live[order], modes[order])
     return live, view, y[:, keep], k1[:, keep], g[keep], index[keep]
+
+
+def _store(run, view, at, live, y, contacts) -> None:
+    """The live members' states ``y`` (2n, L) as the history's sample ``at`` (and their modes)."""
+    block = run.states[at]
+    if view.everyone:
+        block[...] = y
+    else:  # row by row: a scatter along one axis costs less than along the last of two
+        for row, values in zip(block, y):
+            row[live] = values
+    if contacts:
+        run.modes[at, live] = view.modes
 
 
 def _switch(batch, members, modes, t, target, y, k1, g, y_new, k1_new, g_new, method, counts, max_switches,

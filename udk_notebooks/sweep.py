@@ -337,27 +337,21 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
     """Residuals of every reached sample, ``simulate``'s residual stop, and the per-member summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
     history, run.states = run.states, None  # (N, 2n, B): one block per sample, filled step by step
-    phi_h, vel_h = _residuals(cm, batch.P, grid, history)
+    sampled = np.isfinite(history[:, 0])  # (N, B): a sample is all numbers (reached) or all NaN
+    # simulate ends a run at the first sample whose residual passes DIVERGENCE_FACTOR times the start's scale squared
+    bound = DIVERGENCE_FACTOR * (limit / DIVERGENCE_FACTOR) ** 2
+    phi_h, vel_h, first_over = _residuals(cm, batch.P, grid, history, sampled, bound)
     # the result reads the records through (B, N, .) views, as they were written: nothing is transposed
     states, phi, vel = (record.transpose(2, 0, 1) for record in (history, phi_h, vel_h))
-    sampled = np.isfinite(history[:, 0])  # (N, B): a sample is all numbers (reached) or all NaN
-    if not sampled.all():  # a residual that does not depend on the state would not be NaN by itself
-        for record in (phi_h, vel_h):
-            record.transpose(0, 2, 1)[~sampled] = np.nan
     stopped_at = np.full(B, np.nan)
     for i, (t, reason, kind) in run.stops.items():
         status[i], message[i], stopped_at[i] = kind, reason, t
-    # simulate ends a run at the first sample whose residual passes DIVERGENCE_FACTOR times the start's scale squared
-    scale = limit / DIVERGENCE_FACTOR
-    residual = np.zeros((N, B))
-    for column in [*np.moveaxis(phi_h, 1, 0), *np.moveaxis(vel_h, 1, 0)]:
-        residual = np.maximum(residual, np.abs(column))  # NaN propagates
-    over = sampled & ~(residual <= DIVERGENCE_FACTOR * scale ** 2)
-    for i in np.flatnonzero(over.any(axis=0)):
-        j = int(np.argmax(over[:, i]))
+    for i in np.flatnonzero(first_over < N):
+        j = int(first_over[i])
+        worst = np.abs(np.concatenate([phi[i, j], vel[i, j]])).max(initial=0.0)  # NaN propagates
         states[i, j:] = phi[i, j:] = vel[i, j:] = np.nan
         status[i], stopped_at[i] = "diverged", grid[j]
-        message[i] = (f"a constraint residual reached {residual[j, i]:.3g}, past {DIVERGENCE_FACTOR:g} times "
+        message[i] = (f"a constraint residual reached {worst:.3g}, past {DIVERGENCE_FACTOR:g} times "
                       "the start's scale squared (DIVERGENCE_FACTOR)")
     done = sampled.T
     for i in np.flatnonzero(status == "refused"):
@@ -390,20 +384,27 @@ RESIDUAL_BLOCK = 2**18
 """Samples (member times time) whose residuals :func:`_residuals` evaluates at once: temporaries stay small."""
 
 
-def _residuals(cm, P, grid, history) -> tuple[np.ndarray, np.ndarray]:
-    """``phi`` and ``(phi', psi)`` at every sample, shapes (N, m_h, B) and (N, m, B); NaN stays NaN.
+def _residuals(cm, P, grid, history, sampled, bound) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``phi`` and ``(phi', psi)`` at every sample, and where each member's residual first passes ``bound``.
 
-    ``history`` is the batch's (N, 2n, B) record; the residuals are stored the
-    same way (the result reads all three through (B, N, .) views). They are evaluated a block of
-    samples at a time (the lambdified functions broadcast rows of shape
-    (samples, B) against parameters (1, B) and times (samples, 1)), so the
-    intermediate arrays stay near :data:`RESIDUAL_BLOCK` numbers however large the sweep.
+    ``history`` is the batch's (N, 2n, B) record and ``sampled`` (N, B) where
+    it holds a sample; the residuals are stored the same way, shapes (N, m_h, B)
+    and (N, m, B) (the result reads all three through (B, N, .) views), NaN
+    where nothing was sampled. The third array, shape (B,), is the first
+    sample at which ``max |residual|`` is above ``bound`` (shape (B,)) or not
+    a number, N where there is none (``simulate``'s residual stop). The work
+    goes a block of samples at a time (the lambdified functions broadcast rows
+    of shape (samples, B) against parameters (1, B) and times (samples, 1)),
+    so the intermediate arrays stay near :data:`RESIDUAL_BLOCK` numbers
+    however large the sweep.
     """
     N, _, B = history.shape
     n, nh, m = cm.n, cm.n_holonomic, cm.m
     phi, vel = np.empty((N, nh, B)), np.empty((N, m, B))
+    first = np.full(B, N)
     p_rows = [column[None, :] for column in P.T]
     per_block = max(1, RESIDUAL_BLOCK // max(B, 1))
+    gaps = not sampled.all()
     for lo in range(0, N, per_block):
         rows = slice(lo, min(lo + per_block, N))
         block, t = history[rows], grid[rows, None]
@@ -415,7 +416,17 @@ def _residuals(cm, P, grid, history) -> tuple[np.ndarray, np.ndarray]:
         if m:
             for j, value in enumerate(cm.velocity_constraints(t, q_rows, qd_rows, p_rows)):
                 vel[rows, j] = value
-    return phi, vel
+        if gaps:  # a residual that does not depend on the state would not be NaN by itself
+            for record in (phi, vel):
+                record[rows].transpose(0, 2, 1)[~sampled[rows]] = np.nan
+        worst = np.zeros((rows.stop - lo, B))
+        for record in (phi, vel):
+            for j in range(record.shape[1]):
+                np.maximum(worst, np.abs(record[rows, j]), out=worst)  # NaN propagates
+        over = sampled[rows] & ~(worst <= bound)
+        hit = (first == N) & over.any(axis=0)
+        first[hit] = lo + np.argmax(over[:, hit], axis=0)
+    return phi, vel, first
 
 
 def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, options) -> SweepResult:
