@@ -266,6 +266,7 @@ class _View:
             b, correction = self._stabilize(terms[E:])
         F = self._friction(terms[E + cm.n_holonomic + cm.m:]) if self.modes.shape[1] else None
         self.friction = F
+        self.residuals = terms[E:E + cm.n_holonomic + cm.m]  # phi, (phi', psi) here: a step's sample keeps them
         out = np.empty((2 * n, L))
         out[:n] = Y[n:]
         if self.groups[0][1] or len(self.groups) > 1 or F is not None:
@@ -398,6 +399,7 @@ class _Run:
     """What :func:`integrate` hands to :func:`_result`."""
 
     states: np.ndarray  # (N, 2n, B): sample by sample, members along the last axis; NaN where not reached
+    residuals: np.ndarray | None  # (N, m_h + m, B): phi, (phi', psi) at the samples, as the steps found them
     stops: dict  # member -> (time, reason, status)
     modes: np.ndarray | None  # (N, B, k) at the grid samples
     switches: dict  # member -> list of (time, modes) at switching instants
@@ -425,8 +427,11 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     cm = batch.cm
     B, N, contacts = y0.shape[0], grid.size, cm.n_friction
     states = np.full((N, 2 * cm.n, B), np.nan)
+    # Without contacts every sample is a step's end, whose first stage has just evaluated the residuals: they are
+    # kept from there (with contacts, samples also come from the switch location: the result evaluates them)
+    residuals = None if contacts else np.full((N, cm.n_holonomic + cm.m, B), np.nan)
     mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
-    run = _Run(states, {}, mode_log, {}, {})
+    run = _Run(states, residuals, {}, mode_log, {}, {})
     counts = np.zeros(B, dtype=np.int64)
     for i, (t, reason) in failures.items():
         run.stops[i] = (t, reason, "failed")
@@ -436,10 +441,8 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     view = batch.view(live, modes0[live])
     y = np.ascontiguousarray(y0[live].T)  # (2n, L)
     index = np.zeros(live.size, dtype=np.intp)  # grid index of each live member
-    states[0][:, live] = y
-    if contacts:
-        mode_log[0, live] = view.modes
     k1, g, _ = view.rates(grid[0], y)
+    _store(run, view, 0, live, y, contacts)
     parked = []  # (members, modes, index, y, k1, g, y_new, k1_new, g_new) of switches waiting to be settled
     waiting = 0
     while live.size or parked:
@@ -517,6 +520,8 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         _store(run, view, int(index[0]), live, y, contacts)
     else:
         run.states[index[keep], :, live[keep]] = y[:, keep].T
+        if run.residuals is not None:
+            run.residuals[index[keep], :, live[keep]] = _residual_rows(view)[:, keep].T
         if contacts:
             run.modes[index[keep], live[keep]] = view.modes[keep]
     keep &= index < grid.size - 1  # members at the end are done
@@ -534,15 +539,28 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
 
 
 def _store(run, view, at, live, y, contacts) -> None:
-    """The live members' states ``y`` (2n, L) as the history's sample ``at`` (and their modes)."""
-    block = run.states[at]
-    if view.everyone:
-        block[...] = y
-    else:  # row by row: a scatter along one axis costs less than along the last of two
-        for row, values in zip(block, y):
-            row[live] = values
+    """The live members' states ``y`` (2n, L) as the history's sample ``at``, with their residuals and modes.
+
+    The residuals are those of the view's last evaluation, which must be at ``y`` (a step's first stage).
+    """
+    blocks = [(run.states[at], y)]
+    if run.residuals is not None:  # a list of rows (an entry free of the state is a number)
+        blocks.append((run.residuals[at], view.residuals))
+    for block, values in blocks:
+        # row by row: a scatter along one axis costs less than along the last of two
+        for row, value in zip(block, values):
+            if view.everyone:
+                row[...] = value
+            else:
+                row[live] = value
     if contacts:
         run.modes[at, live] = view.modes
+
+
+def _residual_rows(view) -> np.ndarray:
+    """The residuals of the view's last evaluation as rows (m_h + m, L) (an entry free of the state is a number)."""
+    L = view.buffer.shape[1]
+    return np.array([np.broadcast_to(value, (L,)) for value in view.residuals]).reshape(-1, L)
 
 
 def _switch(batch, members, modes, t, target, y, k1, g, y_new, k1_new, g_new, method, counts, max_switches,

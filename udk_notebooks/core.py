@@ -835,8 +835,10 @@ def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     if u.shape[0] > 8:
         return np.einsum("j...,j...->...", u, v)
     out = u[0] * v[0]
-    for j in range(1, u.shape[0]):
-        out = out + u[j] * v[j]
+    if u.shape[0] > 1:
+        term = np.empty_like(out)
+        for j in range(1, u.shape[0]):  # accumulated in place: the same sums, fewer temporaries
+            out += np.multiply(u[j], v[j], out=term)
     return out
 
 
@@ -899,7 +901,8 @@ class StackedGram:
                 ok = np.isfinite(g) & (g > TINY_GRAM)
                 g = np.where(ok, g, 1.0)
                 ok = ok & solved
-            lam = (b[0] - _dot(row, a)) / g
+            lam = _dot(row, a)
+            np.divide(np.subtract(b[0], lam, out=lam), g, out=lam)  # (b - A a) / g, in place
             self.ok, self.multipliers, self.qdd = ok, lam[None, :], np.add(a, x * lam, out=out)
             self._gram_solve = lambda rhs: rhs / g  # noqa: E731
             return

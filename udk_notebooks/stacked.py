@@ -60,6 +60,8 @@ class MassSolve:
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         if self.kind == "diagonal":  # Cartesian point masses: a product per entry
+            if X.shape[1] == 1:  # one column: a product of two (n, G) arrays, cheaper than a broadcast in three axes
+                return (self.data * X[:, 0])[:, None, :]
             return self.data[:, None, :] * X
         if self.kind == "shared":  # one constant M^{-1} for every member
             n = self.data.shape[0]

@@ -91,10 +91,24 @@ def rk4_step(rate: Callable, t, y: np.ndarray, h, k1: np.ndarray | None = None) 
     """
     if k1 is None:
         k1 = rate(t, y)
-    k2 = rate(t + h / 2, y + h / 2 * k1)
-    k3 = rate(t + h / 2, y + h / 2 * k2)
-    k4 = rate(t + h, y + h * k3)
-    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    k2 = rate(t + h / 2, _along(y, h / 2, k1))
+    k3 = rate(t + h / 2, _along(y, h / 2, k2))
+    k4 = rate(t + h, _along(y, h, k3))
+    # y + h / 6 (k1 + 2 k2 + 2 k3 + k4), summed in that order in one work array (a stack's stages are large)
+    total = np.multiply(k2, 2.0)
+    np.add(k1, total, out=total)
+    total += np.multiply(k3, 2.0)
+    total += k4
+    total *= h / 6
+    total += y
+    return total
+
+
+def _along(y: np.ndarray, step, rate: np.ndarray) -> np.ndarray:
+    """``y + step * rate`` in one new array (rounded as written)."""
+    out = np.multiply(rate, step)
+    out += y
+    return out
 
 
 def euler_step(rate: Callable, t, y: np.ndarray, h, k1: np.ndarray | None = None) -> np.ndarray:

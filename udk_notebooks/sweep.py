@@ -340,7 +340,11 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
     sampled = np.isfinite(history[:, 0])  # (N, B): a sample is all numbers (reached) or all NaN
     # simulate ends a run at the first sample whose residual passes DIVERGENCE_FACTOR times the start's scale squared
     bound = DIVERGENCE_FACTOR * (limit / DIVERGENCE_FACTOR) ** 2
-    phi_h, vel_h, first_over = _residuals(cm, batch.P, grid, history, sampled, bound)
+    if run.residuals is not None:  # kept as the steps evaluated them
+        phi_h, vel_h = run.residuals[:, :cm.n_holonomic], run.residuals[:, cm.n_holonomic:]
+    else:
+        phi_h, vel_h = _residuals(cm, batch.P, grid, history, sampled)
+    first_over = _residual_stop(phi_h, vel_h, sampled, bound)
     # the result reads the records through (B, N, .) views, as they were written: nothing is transposed
     states, phi, vel = (record.transpose(2, 0, 1) for record in (history, phi_h, vel_h))
     stopped_at = np.full(B, np.nan)
@@ -384,29 +388,22 @@ RESIDUAL_BLOCK = 2**18
 """Samples (member times time) whose residuals :func:`_residuals` evaluates at once: temporaries stay small."""
 
 
-def _residuals(cm, P, grid, history, sampled, bound) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``phi`` and ``(phi', psi)`` at every sample, and where each member's residual first passes ``bound``.
+def _residuals(cm, P, grid, history, sampled) -> tuple[np.ndarray, np.ndarray]:
+    """``phi`` and ``(phi', psi)`` at every sample, shapes (N, m_h, B) and (N, m, B); NaN where nothing was sampled.
 
     ``history`` is the batch's (N, 2n, B) record and ``sampled`` (N, B) where
-    it holds a sample; the residuals are stored the same way, shapes (N, m_h, B)
-    and (N, m, B) (the result reads all three through (B, N, .) views), NaN
-    where nothing was sampled. The third array, shape (B,), is the first
-    sample at which ``max |residual|`` is above ``bound`` (shape (B,)) or not
-    a number, N where there is none (``simulate``'s residual stop). The work
-    goes a block of samples at a time (the lambdified functions broadcast rows
-    of shape (samples, B) against parameters (1, B) and times (samples, 1)),
-    so the intermediate arrays stay near :data:`RESIDUAL_BLOCK` numbers
-    however large the sweep.
+    it holds a sample; the residuals are stored the same way (the result
+    reads all three through (B, N, .) views). They are evaluated a block of
+    samples at a time (the lambdified functions broadcast rows of shape
+    (samples, B) against parameters (1, B) and times (samples, 1)), so the
+    intermediate arrays stay near :data:`RESIDUAL_BLOCK` numbers however large the sweep.
     """
     N, _, B = history.shape
     n, nh, m = cm.n, cm.n_holonomic, cm.m
     phi, vel = np.empty((N, nh, B)), np.empty((N, m, B))
-    first = np.full(B, N)
     p_rows = [column[None, :] for column in P.T]
-    per_block = max(1, RESIDUAL_BLOCK // max(B, 1))
     gaps = not sampled.all()
-    for lo in range(0, N, per_block):
-        rows = slice(lo, min(lo + per_block, N))
+    for rows in _sample_blocks(N, B):
         block, t = history[rows], grid[rows, None]
         q_rows = [block[:, j] for j in range(n)]
         qd_rows = [block[:, n + j] for j in range(n)]
@@ -419,14 +416,32 @@ def _residuals(cm, P, grid, history, sampled, bound) -> tuple[np.ndarray, np.nda
         if gaps:  # a residual that does not depend on the state would not be NaN by itself
             for record in (phi, vel):
                 record[rows].transpose(0, 2, 1)[~sampled[rows]] = np.nan
-        worst = np.zeros((rows.stop - lo, B))
+    return phi, vel
+
+
+def _sample_blocks(N: int, B: int) -> list[slice]:
+    """Slices of the N samples, each about :data:`RESIDUAL_BLOCK` numbers of the B members."""
+    per_block = max(1, RESIDUAL_BLOCK // max(B, 1))
+    return [slice(lo, min(lo + per_block, N)) for lo in range(0, N, per_block)]
+
+
+def _residual_stop(phi, vel, sampled, bound) -> np.ndarray:
+    """Per member the first sample whose ``max |residual|`` passes ``bound`` (B,) or is not a number; N if none.
+
+    ``phi`` (N, m_h, B) and ``vel`` (N, m, B) as :func:`_residuals` gives them; only ``sampled`` (N, B) counts
+    (``simulate``'s residual stop, :data:`DIVERGENCE_FACTOR`). Block by block, so temporaries stay small.
+    """
+    N, B = sampled.shape
+    first = np.full(B, N)
+    for rows in _sample_blocks(N, B):
+        worst = np.zeros((rows.stop - rows.start, B))
         for record in (phi, vel):
             for j in range(record.shape[1]):
                 np.maximum(worst, np.abs(record[rows, j]), out=worst)  # NaN propagates
         over = sampled[rows] & ~(worst <= bound)
         hit = (first == N) & over.any(axis=0)
-        first[hit] = lo + np.argmax(over[:, hit], axis=0)
-    return phi, vel, first
+        first[hit] = rows.start + np.argmax(over[:, hit], axis=0)
+    return first
 
 
 def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, options) -> SweepResult:
