@@ -194,6 +194,10 @@ class _View:
         self.C = buf[k + n + m * n + m:] if cm.has_nonideal else None
         self._stabilized_b, self._correction, self._product = np.empty((m, L)), np.empty((m, L)), np.empty(L)
         self._written = [None] * len(cm.nonzero)  # the value last copied into each entry's row
+        # read at every stage, so looked up once
+        self.n, self.entries, self.rows_count, self.stabilized = n, len(cm.nonzero), cm.n_holonomic + m, batch.stabilized
+        self._entry_rows = list(enumerate(cm.nonzero.tolist()))
+        self._mass_ok = self.mass is not None and bool(self.mass.ok.all())
         self._no_switches = np.empty((L, 0))
         # all the batch's members in order: a step's states are the history's whole block at that sample
         self.everyone = len(rows) == batch.P.shape[0] and bool(np.all(np.asarray(rows) == np.arange(len(rows))))
@@ -253,28 +257,30 @@ class _View:
         ``L`` and nothing is transposed. Returns the derivative (2n, L), the
         switching values ``g`` (L, k) and the ratios (L, k).
         """
-        cm, n = self.cm, self.cm.n
+        cm, n, E = self.cm, self.n, self.entries
         L = Y.shape[1]
         terms = cm.terms_batch(t, Y[:n], Y[n:], self.p_rows, self.prepared)
-        E, buf, last = len(cm.nonzero), self.buffer, self._written
-        for j, (row, value) in enumerate(zip(cm.nonzero, terms[:E])):
+        buf, last = self.buffer, self._written
+        for j, row in self._entry_rows:
+            value = terms[j]
             if value is not last[j]:  # an entry of the parameters alone comes back as the same array: copied once
                 buf[row] = last[j] = value
-        mass = self.mass if cm.constant_mass else self._state_mass(t, buf[:self.k].reshape(n, n, L).transpose(2, 0, 1))
+        mass = self.mass if self.mass is not None else self._state_mass(t, buf[:self.k].reshape(n, n, L).transpose(2, 0, 1))
+        self.residuals = terms[E:E + self.rows_count]  # phi, (phi', psi) here: a step's sample keeps them
         b, correction = self.b, None
-        if self.batch.stabilized:
-            b, correction = self._stabilize(terms[E:])
-        F = self._friction(terms[E + cm.n_holonomic + cm.m:]) if self.modes.shape[1] else None
+        if self.stabilized:
+            b, correction = self._stabilize(self.residuals)
+        F = self._friction(terms[E + self.rows_count:]) if self.modes.shape[1] else None
         self.friction = F
-        self.residuals = terms[E:E + cm.n_holonomic + cm.m]  # phi, (phi', psi) here: a step's sample keeps them
         out = np.empty((2 * n, L))
         out[:n] = Y[n:]
-        if self.groups[0][1] or len(self.groups) > 1 or F is not None:
+        if F is not None or len(self.groups) > 1 or self.groups[0][1]:
             g, ratios = self._solve_groups(t, Y, mass, b, correction, F, out)
         else:  # no sticking contact: one stacked solve, q'' written straight into the derivative's rows
             sol = solve_stack(mass, self.Q, self.A, b, self.C, out=out[n:])
             g = ratios = self._no_switches
-            if not sol.ok.all():
+            trusted = mass is self.mass and self._mass_ok and sol.ok is mass.ok  # the stack's own check passed
+            if not trusted and not sol.ok.all():
                 self._hand_over(t, Y, slice(None), sol, mass, correction, out, None)
         return out, g, ratios
 
