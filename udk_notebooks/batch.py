@@ -410,6 +410,7 @@ class _Run:
     modes: np.ndarray | None  # (N, B, k) at the grid samples
     switches: dict  # member -> list of (time, modes) at switching instants
     replaced: dict  # member -> grid indices k where a switch landed on the grid time and stands for that sample
+    slots: np.ndarray | None = None  # per grid index its row of the record, -1 where not kept (None: every one kept)
 
 
 PARK_STEPS = 16
@@ -417,7 +418,7 @@ PARK_STEPS = 16
 before the switches are located and settled together (then it catches up, a step per step, with the rest)."""
 
 
-def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar) -> _Run:
+def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar, keep=None) -> _Run:
     """All live members over the grid, one stacked step at a time (``simulate``'s ``_integrate_fixed``).
 
     The live members' states are rows (shape (2n, L), members along the last
@@ -429,15 +430,20 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     batch (:func:`_switch`), and they rejoin the others a few grid steps
     behind, stepping along with them until they reach the end. Settling a
     handful of switches costs about as much as settling many, so this saves most of it.
+
+    ``keep`` (bool, shape (N,)), for models without contacts, marks the grid
+    samples that are recorded (the caller's ``t_eval``); by default all are.
     """
     cm = batch.cm
-    B, N, contacts = y0.shape[0], grid.size, cm.n_friction
+    B, contacts = y0.shape[0], cm.n_friction
+    N = grid.size if keep is None else int(np.count_nonzero(keep))
     states = np.full((N, 2 * cm.n, B), np.nan)
     # Without contacts every sample is a step's end, whose first stage has just evaluated the residuals: they are
     # kept from there (with contacts, samples also come from the switch location: the result evaluates them)
     residuals = None if contacts else np.full((N, cm.n_holonomic + cm.m, B), np.nan)
     mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
-    run = _Run(states, residuals, {}, mode_log, {}, {})
+    slots = None if keep is None else np.where(keep, np.cumsum(keep) - 1, -1)
+    run = _Run(states, residuals, {}, mode_log, {}, {}, slots)
     counts = np.zeros(B, dtype=np.int64)
     for i, (t, reason) in failures.items():
         run.stops[i] = (t, reason, "failed")
@@ -525,9 +531,11 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
     if keep.all() and index[0] == index[-1] and (index == index[0]).all():  # one step for all: one block
         _store(run, view, int(index[0]), live, y, contacts)
     else:
-        run.states[index[keep], :, live[keep]] = y[:, keep].T
+        kept = keep if run.slots is None else keep & (run.slots[index] >= 0)
+        at = index[kept] if run.slots is None else run.slots[index[kept]]
+        run.states[at, :, live[kept]] = y[:, kept].T
         if run.residuals is not None:
-            run.residuals[index[keep], :, live[keep]] = _residual_rows(view)[:, keep].T
+            run.residuals[at, :, live[kept]] = _residual_rows(view)[:, kept].T
         if contacts:
             run.modes[index[keep], live[keep]] = view.modes[keep]
     keep &= index < grid.size - 1  # members at the end are done
@@ -548,7 +556,12 @@ def _store(run, view, at, live, y, contacts) -> None:
     """The live members' states ``y`` (2n, L) as the history's sample ``at``, with their residuals and modes.
 
     The residuals are those of the view's last evaluation, which must be at ``y`` (a step's first stage).
+    A sample the caller did not ask for (``run.slots``) is not recorded.
     """
+    if run.slots is not None:
+        at = int(run.slots[at])
+        if at < 0:
+            return
     blocks = [(run.states[at], y)]
     if run.residuals is not None:  # a list of rows (an entry free of the state is a number)
         blocks.append((run.residuals[at], view.residuals))

@@ -233,8 +233,11 @@ def sweep(
         Show a tqdm progress bar (the notebook one in Jupyter) on long runs.
     **simulate_options
         Passed to :func:`udk_notebooks.simulate`. ``constraint_tol`` and
-        ``max_switches`` keep the batch; any other option (``rtol``, ``atol``,
-        ``t_eval``, ``project``, ...) runs the members one by one.
+        ``max_switches`` keep the batch, and so does ``t_eval`` when its times
+        are steps of the grid and the model has no friction contacts (then only
+        those samples are kept, e.g. ``t_eval=[t_end]`` for the final states:
+        no history of every step); any other option (``rtol``, ``atol``,
+        ``project``, ...) runs the members one by one.
 
     Returns
     -------
@@ -275,7 +278,7 @@ def sweep(
     q0, qd0 = _member_states(q0, "q0", B, cm.n), _member_states(qd0, "qd0", B, cm.n)
     batched = (
         method in FIXED_STEP_METHODS
-        and set(simulate_options) <= {"constraint_tol", "max_switches"}  # any other option: one by one
+        and set(simulate_options) <= {"constraint_tol", "max_switches", "t_eval"}  # any other option: one by one
         and all(s is None or isinstance(s, Baumgarte) for s in stabs)
         and all(rows is None for rows in cm.model.friction_normals)
         and all(cm.reaction_free)  # N = |F^L| is the normal force only where A M^-1 C = 0 (else simulate refuses)
@@ -296,8 +299,14 @@ def sweep(
     tol = check_constraint_tol(simulate_options.get("constraint_tol", 1e-9))
     max_switches = int(simulate_options.get("max_switches", 1000))
     count = max(1, int(round((tf - t0) / step)))
-    _check_memory(cm, B, count + 1)
     grid = t0 + (tf - t0) * np.arange(count + 1) / count
+    keep = None
+    if simulate_options.get("t_eval") is not None:
+        keep = None if cm.n_friction else _grid_samples(grid, simulate_options["t_eval"])
+        if keep is None:  # times off the step grid (simulate adds them as steps), or contacts: one by one
+            _check_memory(cm, B, _one_by_one_samples(t_span, method, step, simulate_options))
+            return _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, simulate_options)
+    _check_memory(cm, B, count + 1 if keep is None else int(np.count_nonzero(keep)))
 
     P = np.array([cm.parameters(p) for p in params])
     gains = np.array([[s.alpha, s.beta, s.gamma] if s is not None else [0.0, 0.0, 0.0] for s in stabs])
@@ -319,10 +328,10 @@ def sweep(
     batch.limit = limit
     bar = _progress(count, progress and B * count > 20000)
     with single_blas_thread(), np.errstate(all="ignore"):  # a diverging member is stopped and reported
-        run = integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar)
+        run = integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar, keep)
     if bar is not None:
         bar.close()
-    result = _result(cm, batch, grid, run, y0, limit, status, message, members)
+    result = _result(cm, batch, grid if keep is None else grid[keep], run, y0, limit, status, message, members)
     # A member whose motion failed in the batch is run alone: simulate decides its outcome (refused at the
     # start, failed part-way with its own message, or stopped at a singular configuration), so a member's
     # status and message never depend on the path (the stacked solver hands such members over already).
@@ -333,8 +342,27 @@ def sweep(
 
 
 
+def _grid_samples(grid: np.ndarray, t_eval) -> np.ndarray | None:
+    """Which samples of the step grid ``t_eval`` asks for (bool, shape (N,)), or None unless all of them are grid times.
+
+    ``simulate`` adds the requested times to its fixed-step grid; when each is
+    a grid time already, its grid is this one, so the batch steps as each
+    single run does and records only those samples (no history of every step).
+    Anything else (times between steps, a ``t_eval`` that ``simulate`` refuses)
+    gives None: the members then run one by one, with ``simulate``'s own grid or message.
+    """
+    try:
+        times = as_finite_array(t_eval, "t_eval", 1)
+    except (TypeError, ValueError):
+        return None
+    if not times.size or np.any(np.diff(times) <= 0) or np.diff(grid).min() <= 2e-12 * max(1.0, abs(grid[-1])):
+        return None  # (the last: simulate would merge grid times within 1e-12 of a requested one)
+    keep = np.isin(grid, times)
+    return keep if np.count_nonzero(keep) == times.size else None
+
+
 def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepResult:
-    """Residuals of every reached sample, ``simulate``'s residual stop, and the per-member summaries."""
+    """Residuals of every recorded sample (at the times ``grid``), ``simulate``'s residual stop, the summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
     history, run.states = run.states, None  # (N, 2n, B): one block per sample, filled step by step
     sampled = np.isfinite(history[:, 0])  # (N, B): a sample is all numbers (reached) or all NaN
