@@ -4,10 +4,15 @@ The engine behind :func:`udk_notebooks.sweep.sweep`. Every member follows
 ``simulate``'s fixed-step Euler or RK4 on ``simulate``'s grid, so it equals its
 single :func:`udk_notebooks.simulate` run to rounding:
 
-* at every stage, :meth:`CompiledModel.terms_batch` evaluates the entries of
-  ``M, Q, A, b, C``, the residuals of the Baumgarte correction and the friction
-  data of every member in one lambdified, CSE'd call, members along the last
-  axis (:class:`Batch`, :class:`_View`);
+* the members' states are rows, shape (2n, L) with the members along the
+  last axis, so a stage is a few numpy calls on rows of length L and nothing
+  is transposed; at every stage :meth:`CompiledModel.terms_batch` evaluates
+  the entries of ``M, Q, A, b, C``, the residuals of the Baumgarte correction
+  and the friction data of every member in one lambdified, CSE'd call, into
+  work arrays made once per set of members (:class:`Batch`, :class:`_View`);
+* each step's states, and the residuals its first stage evaluated, are
+  recorded as one block per sample (shape (N, ., B)), only at the samples
+  asked for; the result reads them through views;
 * the Udwadia-Kalaba equation (Udwadia & Kalaba 1992, Eq. 7; Udwadia, Kalaba &
   Fan 2005, Eqs. 10-11 for ``C`` and friction) is solved for all members by
   the one stacked solver (:func:`udk_notebooks.stacked.solve_stack`, which

@@ -66,9 +66,11 @@ class SweepResult:
     Attributes
     ----------
     t : ndarray, shape (N,)
-        Output times (the fixed-step grid).
+        Output times (the fixed-step grid, or the ``t_eval`` asked for).
     q, qd : ndarray, shape (B, N, n)
-        Coordinates and velocities; NaN after a member stopped.
+        Coordinates and velocities; NaN after a member stopped. From the
+        batch these and the residuals are views of its record, written one
+        sample at a time with the members along the last axis (not C-contiguous).
     position_residual : ndarray, shape (B, N, m_h)
         ``phi(q, t)`` along each run (the drift).
     velocity_residual : ndarray, shape (B, N, m)
@@ -580,9 +582,9 @@ def _check_memory(cm, members: int, samples: int) -> None:
     """Refuse a sweep whose output would not fit in ``simulate``'s :data:`MEMORY_LIMIT`, before allocating it.
 
     The output holds, per member and sample, ``q``, ``q'`` and the residuals
-    (``2 n + m_h + m`` numbers); the batch stores the states in that layout as
-    it steps and stays below twice that (``benchmarks/sweep_memory.py``
-    measures it).
+    (``2 n + m_h + m`` numbers); the batch records exactly these as it steps
+    (the result reads the record through views) and stays below twice that
+    (``benchmarks/sweep_memory.py`` measures it).
     """
     per_sample = 8 * (2 * cm.n + cm.n_holonomic + cm.m)
     need = float(members) * float(samples) * per_sample
