@@ -203,6 +203,7 @@ class _View:
         self.n, self.entries, self.rows_count, self.stabilized = n, len(cm.nonzero), cm.n_holonomic + m, batch.stabilized
         self._entry_rows = list(enumerate(cm.nonzero.tolist()))
         self._mass_ok = self.mass is not None and bool(self.mass.ok.all())
+        self.holonomic, self._correction_rows = cm.n_holonomic, list(self._correction)
         self._no_switches = np.empty((L, 0))
         # all the batch's members in order: a step's states are the history's whole block at that sample
         self.everyone = len(rows) == batch.P.shape[0] and bool(np.all(np.asarray(rows) == np.arange(len(rows))))
@@ -296,16 +297,14 @@ class _View:
         correction is ``-2 alpha phi' - beta^2 phi`` for a holonomic row and ``-gamma psi`` for a nonholonomic one
         (:meth:`Baumgarte.correction`), computed into the view's work arrays.
         """
-        nh, m = self.cm.n_holonomic, self.cm.m
-        phi, vel = residuals[:nh], residuals[nh:nh + m]
-        correction, product = self._correction, self._product
-        for i in range(m):
+        nh, product = self.holonomic, self._product
+        for i, row in enumerate(self._correction_rows):  # row i: phi is residuals[i], its rate residuals[nh + i]
             if i < nh:
-                np.multiply(self.c2a, vel[i], out=correction[i])
-                np.subtract(correction[i], np.multiply(self.b2, phi[i], out=product), out=correction[i])
+                np.multiply(self.c2a, residuals[nh + i], out=row)
+                row -= np.multiply(self.b2, residuals[i], out=product)
             else:
-                np.multiply(self.mg, vel[i], out=correction[i])
-        return np.add(self.b, correction, out=self._stabilized_b), correction
+                np.multiply(self.mg, residuals[nh + i], out=row)
+        return np.add(self.b, self._correction, out=self._stabilized_b), self._correction
 
     def _friction(self, data) -> np.ndarray:
         """The contacts' data, shape (k, 4 + n, L): per contact ``s``, its drift, ``mu``, ``mu_s``, ``ds/dq'``."""

@@ -89,6 +89,7 @@ def rk4_step(rate: Callable, t, y: np.ndarray, h, k1: np.ndarray | None = None) 
     too), which broadcasts against the rows as it is. ``k1``, the first stage,
     is passed when it is known (a batch evaluates it at the end of the previous step).
     """
+    _check_member_steps(y, h)
     if k1 is None:
         k1 = rate(t, y)
     k2 = rate(t + h / 2, _along(y, h / 2, k1))
@@ -111,8 +112,16 @@ def _along(y: np.ndarray, step, rate: np.ndarray) -> np.ndarray:
     return out
 
 
+def _check_member_steps(y: np.ndarray, h) -> None:
+    """A step per member must come with a stack whose last axis holds the members (shape (d, L))."""
+    if np.ndim(h) and (np.ndim(y) != 2 or np.shape(h) != (np.shape(y)[1],)):
+        raise ValueError(f"one step per member needs `y` of shape (d, L) and `h` of shape (L,) (the members along the "
+                         f"last axis); got y {np.shape(y)} and h {np.shape(h)}")
+
+
 def euler_step(rate: Callable, t, y: np.ndarray, h, k1: np.ndarray | None = None) -> np.ndarray:
     """One step of explicit Euler, ``y + h rate(t, y)`` (shapes as for :func:`rk4_step`)."""
+    _check_member_steps(y, h)
     if k1 is None:
         k1 = rate(t, y)
     return y + h * k1
