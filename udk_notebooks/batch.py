@@ -4,10 +4,15 @@ The engine behind :func:`udk_notebooks.sweep.sweep`. Every member follows
 ``simulate``'s fixed-step Euler or RK4 on ``simulate``'s grid, so it equals its
 single :func:`udk_notebooks.simulate` run to rounding:
 
-* at every stage, :meth:`CompiledModel.terms_batch` evaluates the entries of
-  ``M, Q, A, b, C``, the residuals of the Baumgarte correction and the friction
-  data of every member in one lambdified, CSE'd call, members along the last
-  axis (:class:`Batch`, :class:`_View`);
+* the members' states are rows, shape (2n, L) with the members along the
+  last axis, so a stage is a few numpy calls on rows of length L and nothing
+  is transposed; at every stage :meth:`CompiledModel.terms_batch` evaluates
+  the entries of ``M, Q, A, b, C``, the residuals of the Baumgarte correction
+  and the friction data of every member in one lambdified, CSE'd call, into
+  work arrays made once per set of members (:class:`Batch`, :class:`_View`);
+* each step's states, and the residuals its first stage evaluated, are
+  recorded as one block per sample (shape (N, ., B)), only at the samples
+  asked for; the result reads them through views;
 * the Udwadia-Kalaba equation (Udwadia & Kalaba 1992, Eq. 7; Udwadia, Kalaba &
   Fan 2005, Eqs. 10-11 for ``C`` and friction) is solved for all members by
   the one stacked solver (:func:`udk_notebooks.stacked.solve_stack`, which
@@ -184,10 +189,24 @@ class _View:
         self.mass = None if batch.mass is None else batch.mass.take(rows)
         self.failures = {}
         self.set_modes(np.array(modes, dtype=np.int64).reshape(len(rows), self.cm.n_friction))
-        cm = self.cm
-        self.k = 0 if cm.constant_mass else cm.n * cm.n
-        self.size = self.k + cm.n + cm.m * cm.n + cm.m + cm.n
-        self.buffer = np.zeros((self.size, len(rows)))  # structural zeros stay zero; the rest is overwritten
+        cm, L = self.cm, len(rows)
+        n, m, k = cm.n, cm.m, 0 if cm.constant_mass else cm.n * cm.n
+        self.k, self.size = k, k + n + m * n + m + n
+        # Work arrays made once per view and overwritten at every stage: the entries of M, Q, A, b, C by rows
+        # (structural zeros stay zero), and the stabilized b
+        self.buffer = buf = np.zeros((self.size, L))
+        self.Q, self.A, self.b = buf[k:k + n], buf[k + n:k + n + m * n].reshape(m, n, L), buf[k + n + m * n:k + n + m * n + m]
+        self.C = buf[k + n + m * n + m:] if cm.has_nonideal else None
+        self._stabilized_b, self._correction, self._product = np.empty((m, L)), np.empty((m, L)), np.empty(L)
+        self._written = [None] * len(cm.nonzero)  # the value last copied into each entry's row
+        # read at every stage, so looked up once
+        self.n, self.entries, self.rows_count, self.stabilized = n, len(cm.nonzero), cm.n_holonomic + m, batch.stabilized
+        self._entry_rows = list(enumerate(cm.nonzero.tolist()))
+        self._mass_ok = self.mass is not None and bool(self.mass.ok.all())
+        self.holonomic, self._correction_rows = cm.n_holonomic, list(self._correction)
+        self._no_switches = np.empty((L, 0))
+        # all the batch's members in order: a step's states are the history's whole block at that sample
+        self.everyone = len(rows) == batch.P.shape[0] and bool(np.all(np.asarray(rows) == np.arange(len(rows))))
 
     def subset(self, rows) -> "_View":
         """The view of some of these members (positions in this view), with their modes."""
@@ -235,58 +254,106 @@ class _View:
                                                          "mass matrix near singular or not definite"))
         return mass
 
-    def evaluate(self, t, y):
-        cm, n, m, nh = self.cm, self.cm.n, self.cm.m, self.cm.n_holonomic
-        L = y.shape[0]
-        yt = y.T
-        q_rows, qd_rows = list(yt[:n]), list(yt[n:])
-        terms = cm.terms_batch(t, q_rows, qd_rows, self.p_rows, self.prepared)
-        E, buf, k = len(cm.nonzero), self.buffer, self.k
-        for row, value in zip(cm.nonzero, terms[:E]):
-            buf[row] = value
-        Q = buf[k : k + n]  # (n, L): the members along the last axis, as the lambdified rows come
-        A = buf[k + n : k + n + m * n].reshape(m, n, L)
-        b = buf[k + n + m * n : k + n + m * n + m]
-        C = buf[k + n + m * n + m :] if cm.has_nonideal else None
-        mass = self.mass if cm.constant_mass else self._state_mass(t, buf[:k].reshape(n, n, L).transpose(2, 0, 1))
-        correction = None
-        if self.batch.stabilized:  # Baumgarte.correction, row by row: -2 alpha phi' - beta^2 phi, then -gamma psi
-            phi, vel = terms[E : E + nh], terms[E + nh : E + nh + m]
-            correction = np.empty((m, L))
-            for i in range(m):
-                correction[i] = self.c2a * vel[i] - self.b2 * phi[i] if i < nh else self.mg * vel[i]
-            b = b + correction
-        contacts = self.modes.shape[1]
-        F = None
-        if contacts:  # per contact: s, drift, mu, mu_s, slope (n)
-            F = np.empty((contacts, 4 + n, L))
-            for j, value in enumerate(terms[E + nh + m :]):
-                F[j // (4 + n), j % (4 + n)] = value
+    def rates(self, t, Y):
+        """``(q', q'')`` of these members in the row layout, with their switching values and holding ratios.
+
+        ``Y`` has shape (2n, L), one row per state entry and the members along
+        the last axis (as the lambdified functions take them and as
+        :func:`solve_stack` works), so a stage is a few calls on rows of length
+        ``L`` and nothing is transposed. Returns the derivative (2n, L), the
+        switching values ``g`` (L, k) and the ratios (L, k).
+        """
+        cm, n, E = self.cm, self.n, self.entries
+        L = Y.shape[1]
+        terms = cm.terms_batch(t, Y[:n], Y[n:], self.p_rows, self.prepared)
+        buf, last = self.buffer, self._written
+        for j, row in self._entry_rows:
+            value = terms[j]
+            if value is not last[j]:  # an entry of the parameters alone comes back as the same array: copied once
+                buf[row] = last[j] = value
+        mass = self.mass if self.mass is not None else self._state_mass(t, buf[:self.k].reshape(n, n, L).transpose(2, 0, 1))
+        self.residuals = terms[E:E + self.rows_count]  # phi, (phi', psi) here: a step's sample keeps them
+        b, correction = self.b, None
+        if self.stabilized:
+            b, correction = self._stabilize(self.residuals)
+        F = self._friction(terms[E + self.rows_count:]) if self.modes.shape[1] else None
         self.friction = F
-        # (q', q'') row by row, members along the last axis, turned at the end: a copy of (L, n) slices of
-        # (L, 2n) goes a few numbers at a time and cost more than the whole solve
         out = np.empty((2 * n, L))
-        out[:n] = yt[n:]
-        g = ratios = np.empty((L, 0))
-        if contacts:
-            ratios = np.full((L, contacts), np.nan)
+        out[:n] = Y[n:]
+        if F is not None or len(self.groups) > 1 or self.groups[0][1]:
+            g, ratios = self._solve_groups(t, Y, mass, b, correction, F, out)
+        else:  # no sticking contact: one stacked solve, q'' written straight into the derivative's rows
+            sol = solve_stack(mass, self.Q, self.A, b, self.C, out=out[n:])
+            g = ratios = self._no_switches
+            trusted = mass is self.mass and self._mass_ok and sol.ok is mass.ok  # the stack's own check passed
+            if not trusted and not sol.ok.all():
+                self._hand_over(t, Y, slice(None), sol, mass, correction, out, None)
+        return out, g, ratios
+
+    def _stabilize(self, residuals) -> tuple[np.ndarray, np.ndarray]:
+        """``b`` with Baumgarte's correction added, and the correction (Beshaw 2014, Eq. 20), rows (m, L).
+
+        ``residuals`` are ``phi`` then ``(phi', psi)`` as :meth:`CompiledModel.terms_batch` gives them; the
+        correction is ``-2 alpha phi' - beta^2 phi`` for a holonomic row and ``-gamma psi`` for a nonholonomic one
+        (:meth:`Baumgarte.correction`), computed into the view's work arrays.
+        """
+        nh, product = self.holonomic, self._product
+        for i, row in enumerate(self._correction_rows):  # row i: phi is residuals[i], its rate residuals[nh + i]
+            if i < nh:
+                np.multiply(self.c2a, residuals[nh + i], out=row)
+                row -= np.multiply(self.b2, residuals[i], out=product)
+            else:
+                np.multiply(self.mg, residuals[nh + i], out=row)
+        return np.add(self.b, self._correction, out=self._stabilized_b), self._correction
+
+    def _friction(self, data) -> np.ndarray:
+        """The contacts' data, shape (k, 4 + n, L): per contact ``s``, its drift, ``mu``, ``mu_s``, ``ds/dq'``."""
+        n, contacts = self.cm.n, self.modes.shape[1]
+        F = np.empty((contacts, 4 + n, self.buffer.shape[1]))
+        for j, value in enumerate(data):
+            F[j // (4 + n), j % (4 + n)] = value
+        return F
+
+    def _solve_groups(self, t, Y, mass, b, correction, F, out):
+        """``q''`` into ``out[n:]`` group by group of sticking contacts; returns the switching values and ratios."""
+        n, L, contacts = self.cm.n, Y.shape[1], self.modes.shape[1]
+        Q, A, C = self.Q, self.A, self.C
+        ratios = np.full((L, contacts), np.nan) if contacts else self._no_switches
         for sel, stuck in self.groups:
             whole = isinstance(sel, slice) and sel == slice(None)
-            sol = solve_stack(mass if whole else mass.take(sel), Q if whole else Q[:, sel],
-                              A if whole else A[:, :, sel], b if whole else b[:, sel],
-                              None if C is None else C[:, sel], None if F is None else F[:, :, sel],
-                              None if F is None else self.modes[sel].T, stuck)
-            out[n:, sel] = sol.qdd
+            if whole:  # q'' written straight into the derivative's rows
+                sol = solve_stack(mass, Q, A, b, C, F, None if F is None else self.modes.T, stuck, out=out[n:])
+            else:
+                sol = solve_stack(mass.take(sel), Q[:, sel], A[:, :, sel], b[:, sel], None if C is None else C[:, sel],
+                                  None if F is None else F[:, :, sel], None if F is None else self.modes[sel].T, stuck)
+                out[n:, sel] = sol.qdd
             if stuck:
                 ratios[np.ix_(np.arange(L)[sel], stuck)] = sol.ratios.T
-            if not sol.ok.all():  # ill-conditioned Gram matrix: the single-run solver decides
-                members = np.arange(L)[sel]
-                for i in members[~sol.ok & mass.ok[sel]]:
-                    out[n:, i], ratios[i] = self._single(t, y[i], i, correction)
-                out[n:, members[~mass.ok[sel]]] = np.nan  # handed to simulate (see _state_mass)
+            if not sol.ok.all():
+                self._hand_over(t, Y, sel, sol, mass, correction, out, ratios)
+        g = self._no_switches
         if contacts:
             s = F[:, 0].T
             g = np.where(self.modes != 0, self.modes * s, 1.0 + HOLD_RTOL - np.abs(ratios))
+        return g, ratios
+
+    def _hand_over(self, t, Y, sel, sol, mass, correction, out, ratios) -> None:
+        """Members of ``sel`` the stack could not vouch for: an ill-conditioned Gram matrix goes to the single-run
+        solver, which decides; a mass matrix it could not trust gets NaN and is handed to simulate (_state_mass)."""
+        n = self.cm.n
+        members = np.arange(Y.shape[1])[sel]
+        for i in members[~sol.ok & mass.ok[sel]]:
+            out[n:, i], found = self._single(t, Y[:, i], i, correction)
+            if ratios is not None and ratios.shape[1]:
+                ratios[i] = found
+        out[n:, members[~mass.ok[sel]]] = np.nan
+
+    def evaluate(self, t, y):
+        """:meth:`rates` for states stacked member by member, ``y`` of shape (L, 2n) (the switch location's layout).
+
+        Returns the derivative (L, 2n), the switching values and the ratios.
+        """
+        out, g, ratios = self.rates(t, y.T)
         return np.ascontiguousarray(out.T), g, ratios
 
     def _single(self, t, y, i, correction):
@@ -302,10 +369,15 @@ class _View:
             return np.full(n, np.nan), np.full(self.modes.shape[1], np.nan)
 
 
-def _advance(view, t, y, h, k1, method):
-    """One Euler or RK4 step from ``(t, y)`` whose first stage ``k1`` is known; ``h`` a float or shape (L,)."""
+def _step_rows(view, t, Y, h, K1, method):
+    """One Euler or RK4 step of the row layout (Y, K1 of shape (2n, L)); ``h`` a float or shape (L,)."""
     step = euler_step if method == "euler" else rk4_step
-    return step(lambda tt, yy: view.evaluate(tt, yy)[0], t, y, h, k1)
+    return step(lambda tt, YY: view.rates(tt, YY)[0], t, Y, h, K1)
+
+
+def _advance(view, t, y, h, k1, method):
+    """:func:`_step_rows` for states stacked member by member, ``y`` and ``k1`` of shape (L, 2n)."""
+    return np.ascontiguousarray(_step_rows(view, t, y.T, h, k1.T, method).T)
 
 
 def initial_modes(cm, batch, t0, y, live, failures):
@@ -336,11 +408,13 @@ def initial_modes(cm, batch, t0, y, live, failures):
 class _Run:
     """What :func:`integrate` hands to :func:`_result`."""
 
-    states: np.ndarray  # (B, N, 2n), NaN where not reached
+    states: np.ndarray  # (N, 2n, B): sample by sample, members along the last axis; NaN where not reached
+    residuals: np.ndarray | None  # (N, m_h + m, B): phi, (phi', psi) at the samples, as the steps found them
     stops: dict  # member -> (time, reason, status)
     modes: np.ndarray | None  # (N, B, k) at the grid samples
     switches: dict  # member -> list of (time, modes) at switching instants
     replaced: dict  # member -> grid indices k where a switch landed on the grid time and stands for that sample
+    slots: np.ndarray | None = None  # per grid index its row of the record, -1 where not kept (None: every one kept)
 
 
 PARK_STEPS = 16
@@ -348,23 +422,32 @@ PARK_STEPS = 16
 before the switches are located and settled together (then it catches up, a step per step, with the rest)."""
 
 
-def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar) -> _Run:
+def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar, keep=None) -> _Run:
     """All live members over the grid, one stacked step at a time (``simulate``'s ``_integrate_fixed``).
 
-    Each member has its own grid index. A member whose friction switch fires
-    in a step is parked with that step's data; every :data:`PARK_STEPS`
-    steps the parked members' switches are settled in one batch
-    (:func:`_switch`), and they rejoin the others a few grid steps behind,
-    stepping along with them until they reach the end. Settling a handful of
-    switches costs about as much as settling many, so this saves most of it.
+    The live members' states are rows (shape (2n, L), members along the last
+    axis: :meth:`_View.rates`), and each step is stored as one block of the
+    history (shape (N, 2n, B)), which the result reads through transposed
+    views. Each member has its own grid index. A member whose friction switch
+    fires in a step is parked with that step's data; every
+    :data:`PARK_STEPS` steps the parked members' switches are settled in one
+    batch (:func:`_switch`), and they rejoin the others a few grid steps
+    behind, stepping along with them until they reach the end. Settling a
+    handful of switches costs about as much as settling many, so this saves most of it.
+
+    ``keep`` (bool, shape (N,)), for models without contacts, marks the grid
+    samples that are recorded (the caller's ``t_eval``); by default all are.
     """
     cm = batch.cm
-    B, N, contacts = y0.shape[0], grid.size, cm.n_friction
-    # Member by member, as the result holds them: a step writes one row per member, and no transposition of the
-    # whole run is needed at the end (it cost as much as a fifth of the integration).
-    states = np.full((B, N, 2 * cm.n), np.nan)
+    B, contacts = y0.shape[0], cm.n_friction
+    N = grid.size if keep is None else int(np.count_nonzero(keep))
+    states = np.full((N, 2 * cm.n, B), np.nan)
+    # Without contacts every sample is a step's end, whose first stage has just evaluated the residuals: they are
+    # kept from there (with contacts, samples also come from the switch location: the result evaluates them)
+    residuals = None if contacts else np.full((N, cm.n_holonomic + cm.m, B), np.nan)
     mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
-    run = _Run(states, {}, mode_log, {}, {})
+    slots = None if keep is None else np.where(keep, np.cumsum(keep) - 1, -1)
+    run = _Run(states, residuals, {}, mode_log, {}, {}, slots)
     counts = np.zeros(B, dtype=np.int64)
     for i, (t, reason) in failures.items():
         run.stops[i] = (t, reason, "failed")
@@ -372,12 +455,10 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     if not live.size:
         return run
     view = batch.view(live, modes0[live])
-    y = y0[live]
+    y = np.ascontiguousarray(y0[live].T)  # (2n, L)
     index = np.zeros(live.size, dtype=np.intp)  # grid index of each live member
-    states[live, 0] = y
-    if contacts:
-        mode_log[0, live] = view.modes
-    k1, g, _ = view.evaluate(grid[0], y)
+    k1, g, _ = view.rates(grid[0], y)
+    _store(run, view, 0, live, y, contacts)
     parked = []  # (members, modes, index, y, k1, g, y_new, k1_new, g_new) of switches waiting to be settled
     waiting = 0
     while live.size or parked:
@@ -385,15 +466,16 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
             t, target = grid[index], grid[index + 1]
             if index[0] == index[-1] and (index[0] == index).all():  # all on one grid time (the common case)
                 t, target = t[0], target[0]
-            y_new = _advance(view, t, y, target - t, k1, method)
-            k1_new, g_new, _ = view.evaluate(target, y_new)
-            stay = np.ones(live.size, dtype=bool)
+            y_new = _step_rows(view, t, y, target - t, k1, method)
+            k1_new, g_new, _ = view.rates(target, y_new)
+            stay = None  # every member took its step
             if contacts:
                 fired = ((g > 0) & (g_new <= 0)).any(axis=1)
                 if fired.any():
                     stay = ~fired
-                    parked.append((live[fired], view.modes[fired], index[fired], y[fired], k1[fired], g[fired],
-                                   y_new[fired], k1_new[fired], g_new[fired]))
+                    # the switch is located member by member: its states are stacked that way (L, 2n)
+                    parked.append((live[fired], view.modes[fired], index[fired], y[:, fired].T, k1[:, fired].T,
+                                   g[fired], y_new[:, fired].T, k1_new[:, fired].T, g_new[fired]))
             index = index + 1
             live, view, y, k1, g, index = _advance_members(
                 batch, run, view, live, stay, index, y_new, k1_new, g_new, grid, limit, contacts)
@@ -405,16 +487,18 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
                                                  counts, max_switches, run, at + 1)
             joined = batch.view(members, modes)
             joined.failures.update(errors)
-            back = _advance_members(batch, run, joined, members, np.ones(members.size, dtype=bool), at + 1, ye, k1e,
-                                    ge, grid, limit, contacts)
+            back = _advance_members(batch, run, joined, members, np.ones(members.size, dtype=bool), at + 1,
+                                    np.ascontiguousarray(ye.T), np.ascontiguousarray(k1e.T), ge, grid, limit,
+                                    contacts)
             if back[0].size:  # rejoin the others
                 live = np.concatenate([live, back[0]])
-                y, k1, g = (np.concatenate([old, new]) for old, new in zip((y, k1, g), back[2:5]))
+                y, k1 = (np.concatenate([old, new], axis=1) for old, new in zip((y, k1), back[2:4]))
+                g = np.concatenate([g, back[4]])
                 index = np.concatenate([index, back[5]])
                 view = batch.view(live, np.concatenate([view.modes, back[1].modes]))
                 order = view.sorted_order()
                 if order is not None:
-                    live, y, k1, g, index = live[order], y[order], k1[order], g[order], index[order]
+                    live, y, k1, g, index = live[order], y[:, order], k1[:, order], g[order], index[order]
                     view = batch.view(live, view.modes[order])
         if bar is not None:
             bar.update(1)
@@ -424,14 +508,21 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
 def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit, contacts):
     """Store the members' new samples (at ``grid[index]``), stop those that ran away or failed, drop finished ones.
 
-    ``stay`` marks the members that took their step (the others were parked).
-    Returns the live members, their view, states, first stages, switching
-    values and grid indices.
+    ``y`` and ``k1`` are rows (2n, L); ``stay`` marks the members that took
+    their step (the others were parked; None: none was). Returns the live
+    members, their view, states, first stages, switching values and grid indices.
     """
+    if stay is None:
+        at = int(index[0])
+        if (at < grid.size - 1 and not view.failures and index[-1] == at and (index == at).all()
+                and np.abs(y).max(initial=0.0) <= view.lowest_limit):  # the common step: all on, nobody stopped
+            _store(run, view, at, live, y, contacts)
+            return live, view, y, k1, g, index
+        stay = np.ones(live.size, dtype=bool)
     gone = ~stay
-    largest = np.abs(y if stay.all() else y[stay]).max(initial=0.0)  # one reduction; per member only when needed
+    largest = np.abs(y if stay.all() else y[:, stay]).max(initial=0.0)  # one reduction; per member only when needed
     if not largest <= view.lowest_limit:
-        gone |= stay & ~(np.abs(y) <= limit[live, None]).all(axis=1)  # NaN and inf included
+        gone |= stay & ~(np.abs(y) <= limit[live]).all(axis=0)  # NaN and inf included
     if view.failures:
         gone |= stay & np.isin(live, list(view.failures))
     for j in np.flatnonzero(gone & stay):
@@ -439,21 +530,22 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         if i in view.failures:
             run.stops[i] = (*view.failures[i], "failed")
         else:
-            run.stops[i] = (float(grid[index[j]]), runaway(y[j], limit[i]), "diverged")
+            run.stops[i] = (float(grid[index[j]]), runaway(y[:, j], limit[i]), "diverged")
     keep = ~gone
-    if keep.all():
-        at = index[0] if index[0] == index[-1] and (index == index[0]).all() else index  # one step for all: a row
-        run.states[live, at] = y
-        if contacts:
-            run.modes[at, live] = view.modes
+    if keep.all() and index[0] == index[-1] and (index == index[0]).all():  # one step for all: one block
+        _store(run, view, int(index[0]), live, y, contacts)
     else:
-        run.states[live[keep], index[keep]] = y[keep]
+        kept = keep if run.slots is None else keep & (run.slots[index] >= 0)
+        at = index[kept] if run.slots is None else run.slots[index[kept]]
+        run.states[at, :, live[kept]] = y[:, kept].T
+        if run.residuals is not None:
+            run.residuals[at, :, live[kept]] = _residual_rows(view)[:, kept].T
         if contacts:
             run.modes[index[keep], live[keep]] = view.modes[keep]
     keep &= index < grid.size - 1  # members at the end are done
     if keep.all():
         if contacts and (order := view.sorted_order()) is not None:  # regroup: each group a contiguous block
-            return (live[order], batch.view(live[order], view.modes[order]), y[order], k1[order], g[order],
+            return (live[order], batch.view(live[order], view.modes[order]), y[:, order], k1[:, order], g[order],
                     index[order])
         return live, view, y, k1, g, index
     live, modes = live[keep], view.modes[keep]
@@ -461,7 +553,37 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
     if contacts and (order := view.sorted_order()) is not None:
         keep = np.flatnonzero(keep)[order]
         live, view = live[order], batch.view(live[order], modes[order])
-    return live, view, y[keep], k1[keep], g[keep], index[keep]
+    return live, view, y[:, keep], k1[:, keep], g[keep], index[keep]
+
+
+def _store(run, view, at, live, y, contacts) -> None:
+    """The live members' states ``y`` (2n, L) as the history's sample ``at``, with their residuals and modes.
+
+    The residuals are those of the view's last evaluation, which must be at ``y`` (a step's first stage).
+    A sample the caller did not ask for (``run.slots``) is not recorded.
+    """
+    if run.slots is not None:
+        at = int(run.slots[at])
+        if at < 0:
+            return
+    blocks = [(run.states[at], y)]
+    if run.residuals is not None:  # a list of rows (an entry free of the state is a number)
+        blocks.append((run.residuals[at], view.residuals))
+    for block, values in blocks:
+        # row by row: a scatter along one axis costs less than along the last of two
+        for row, value in zip(block, values):
+            if view.everyone:
+                row[...] = value
+            else:
+                row[live] = value
+    if contacts:
+        run.modes[at, live] = view.modes
+
+
+def _residual_rows(view) -> np.ndarray:
+    """The residuals of the view's last evaluation as rows (m_h + m, L) (an entry free of the state is a number)."""
+    L = view.buffer.shape[1]
+    return np.array([np.broadcast_to(value, (L,)) for value in view.residuals]).reshape(-1, L)
 
 
 def _switch(batch, members, modes, t, target, y, k1, g, y_new, k1_new, g_new, method, counts, max_switches,

@@ -819,6 +819,12 @@ def solve_batch(inverse: Callable[[np.ndarray], np.ndarray], Q, A, b, extra=None
     return BatchSolution(gram.qdd.T, ideal.T, gram.multipliers.T, acceleration, force, gram.ok)
 
 
+def _copy_into(out: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``value`` copied into ``out``, which is returned."""
+    out[...] = value
+    return out
+
+
 TINY_GRAM = 1e-290
 """A one-row Gram matrix ``a M^{-1} a^T`` below this is not trusted by :class:`StackedGram` (its products may
 have lost digits to underflow); such members go to :func:`solve`, which scales the row first."""
@@ -829,8 +835,10 @@ def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     if u.shape[0] > 8:
         return np.einsum("j...,j...->...", u, v)
     out = u[0] * v[0]
-    for j in range(1, u.shape[0]):
-        out = out + u[j] * v[j]
+    if u.shape[0] > 1:
+        term = np.empty_like(out)
+        for j in range(1, u.shape[0]):  # accumulated in place: the same sums, fewer temporaries
+            out += np.multiply(u[j], v[j], out=term)
     return out
 
 
@@ -857,6 +865,8 @@ class StackedGram:
     usable : ndarray of bool, shape (G,), optional
         Where ``mass_solve`` holds (it returns NaN for the other members);
         by default read off the finiteness of its result.
+    out : ndarray, shape (n, G), optional
+        Where to write ``q''`` (a stepping integrator's derivative rows); a new array by default.
 
     Attributes
     ----------
@@ -870,29 +880,30 @@ class StackedGram:
     """
 
     def __init__(self, mass_solve: Callable[[np.ndarray], np.ndarray], Q: np.ndarray, A: np.ndarray, b: np.ndarray,
-                 usable: np.ndarray | None = None):
+                 usable: np.ndarray | None = None, out: np.ndarray | None = None):
         self.mass_solve, self.A = mass_solve, A
         r, _, G = A.shape
-        if r:
-            X = mass_solve(np.concatenate([Q[:, None, :], A.transpose(1, 0, 2)], axis=1))  # M^{-1} [Q, A^T]
-        else:
-            X = mass_solve(Q[:, None, :])
-        # `usable`: where the caller's M^{-1} holds (the others come back as NaN); else read off X itself
-        solved = np.isfinite(X).all(axis=(0, 1)) if usable is None else usable
-        if not solved.all():  # those members go to the one-by-one route (ok False)
-            X = np.where(solved, X, 0.0)
-        a, self.XA = X[:, 0], X[:, 1:]
+        a, self.XA = self._mass_columns(Q, A, usable)
+        solved = self._solved
         if r == 0:
-            self.ok, self.multipliers, self.qdd = solved & np.isfinite(a).all(axis=0), np.zeros((0, G)), a
+            self.ok, self.multipliers = solved & np.isfinite(a).all(axis=0), np.zeros((0, G))
+            self.qdd = a if out is None else _copy_into(out, a)
             self._gram_solve = lambda rhs: rhs  # noqa: E731
             return
         if r == 1:  # one row (a pendulum): a handful of row operations, no LAPACK and no temporaries to stack
             row, x = A[0], self.XA[:, 0]
             g = _dot(row, x)
-            ok = np.isfinite(g) & (g > TINY_GRAM)
-            g = np.where(ok, g, 1.0)
-            lam = (b[0] - _dot(row, a)) / g
-            self.ok, self.multipliers, self.qdd = ok & solved, lam[None, :], a + x * lam
+            # The check on the whole stack at once (a NaN fails the first test, an inf the second); member by
+            # member only when some member fails it
+            if g.min(initial=np.inf) > TINY_GRAM and g.max(initial=0.0) < np.inf:
+                ok = solved
+            else:
+                ok = np.isfinite(g) & (g > TINY_GRAM)
+                g = np.where(ok, g, 1.0)
+                ok = ok & solved
+            lam = _dot(row, a)
+            np.divide(np.subtract(b[0], lam, out=lam), g, out=lam)  # (b - A a) / g, in place
+            self.ok, self.multipliers, self.qdd = ok, lam[None, :], np.add(a, x * lam, out=out)
             self._gram_solve = lambda rhs: rhs / g  # noqa: E731
             return
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -920,7 +931,30 @@ class StackedGram:
                 self._gram_solve = lambda rhs: np.linalg.solve(gram, rhs.T[:, :, None])[:, :, 0].T  # noqa: E731
             self.ok = ok & solved
             self.multipliers = self._gram_solve(b - self._rows_dot(a))
-            self.qdd = a + self._combine(self.XA, self.multipliers)
+            self.qdd = np.add(a, self._combine(self.XA, self.multipliers), out=out)
+
+    def _mass_columns(self, Q: np.ndarray, A: np.ndarray, usable) -> tuple[np.ndarray, np.ndarray]:
+        """``a = M^{-1} Q`` (n, G) and ``M^{-1} A^T`` (n, r, G); sets ``_solved``, where ``M^{-1}`` holds.
+
+        An elementwise solver (a diagonal ``M``: ``mass_solve.elementwise``
+        true) takes the two apart, which spares stacking ``[Q, A^T]``; any
+        other takes them in one call (one factorization per member).
+        """
+        r = A.shape[0]
+        if getattr(self.mass_solve, "elementwise", False):
+            a, XA = self.mass_solve(Q[:, None, :])[:, 0], self.mass_solve(A.transpose(1, 0, 2))
+        elif r:
+            X = self.mass_solve(np.concatenate([Q[:, None, :], A.transpose(1, 0, 2)], axis=1))  # M^{-1} [Q, A^T]
+            a, XA = X[:, 0], X[:, 1:]
+        else:
+            a, XA = self.mass_solve(Q[:, None, :])[:, 0], np.zeros((Q.shape[0], 0, Q.shape[1]))
+        # `usable`: where the caller's M^{-1} holds (the others come back as NaN); else read off the columns
+        if usable is None:
+            usable = np.isfinite(a).all(axis=0) & np.isfinite(XA).all(axis=(0, 1))
+        self._solved = usable
+        if not usable.all():  # those members go to the one-by-one route (ok False)
+            a, XA = np.where(usable, a, 0.0), np.where(usable, XA, 0.0)
+        return a, XA
 
     def _rows_dot(self, v: np.ndarray) -> np.ndarray:
         """``A v`` for ``v`` of shape (n, G): shape (r, G)."""

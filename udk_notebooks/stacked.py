@@ -46,6 +46,8 @@ class MassSolve:
 
     def __init__(self, kind: str, data: np.ndarray, ok: np.ndarray):
         self.kind, self.data, self.ok = kind, data, ok
+        # a diagonal M acts entry by entry: StackedGram then applies it to Q and A^T apart, without stacking them
+        self.elementwise = kind == "diagonal"
 
     def take(self, members) -> "MassSolve":
         """The solver of some members (a slice or an index array)."""
@@ -58,6 +60,8 @@ class MassSolve:
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         if self.kind == "diagonal":  # Cartesian point masses: a product per entry
+            if X.shape[1] == 1:  # one column: a product of two (n, G) arrays, cheaper than a broadcast in three axes
+                return (self.data * X[:, 0])[:, None, :]
             return self.data[:, None, :] * X
         if self.kind == "shared":  # one constant M^{-1} for every member
             n = self.data.shape[0]
@@ -157,8 +161,8 @@ class StackMotion:
     ok: np.ndarray
 
 
-def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stuck=(), forces: bool = False
-                ) -> StackMotion:
+def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stuck=(), forces: bool = False,
+                out: np.ndarray | None = None) -> StackMotion:
     """The Udwadia-Kalaba equation with friction modes for a stack of ``G`` states (see the module docstring).
 
     Parameters
@@ -182,6 +186,8 @@ def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stu
     forces : bool
         Also return ``F^L`` and ``F^C`` (a run's output); a stepping
         integrator needs ``q''`` and the ratios only.
+    out : ndarray, shape (n, G), optional
+        Where to write ``q''`` (rows of a stepping integrator's derivative).
 
     Returns
     -------
@@ -198,7 +204,8 @@ def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stu
         A_rows, b_rows = scale_rows(A[:m].transpose(2, 0, 1), b[:m].T)
         A = np.concatenate([A_rows.transpose(1, 2, 0), A[m:]], axis=0) if stuck else A_rows.transpose(1, 2, 0)
         b = np.concatenate([b_rows.T, b[m:]], axis=0) if stuck else b_rows.T
-    gram = StackedGram(mass, Q, A, b, usable=mass.ok)
+    direct = out if C is None and friction is None else None  # q'' is final as the Gram matrix gives it
+    gram = StackedGram(mass, Q, A, b, usable=mass.ok, out=direct)
     qdd, total, ratios = gram.qdd, C, None
     normal = gram.ideal(slice(0, m)) if (friction is not None or forces) else None
     if friction is not None and friction.shape[0]:
@@ -219,4 +226,7 @@ def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stu
         holding = gram.ideal(slice(m, None)) if stuck else None  # static friction: moved to the nonideal term
         nonideal = np.zeros_like(qdd) if nonideal is None else nonideal
         ideal, nonideal = normal, (nonideal if holding is None else nonideal + holding)
+    if out is not None and qdd is not out:
+        out[...] = qdd
+        qdd = out
     return StackMotion(qdd, ideal, nonideal, ratios, gram.ok)

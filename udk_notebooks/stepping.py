@@ -83,25 +83,48 @@ def rk4_step(rate: Callable, t, y: np.ndarray, h, k1: np.ndarray | None = None) 
     """One step of the classical fourth-order Runge-Kutta method from ``(t, y)``.
 
     ``rate(t, y)`` is the right-hand side. For one state ``y`` has shape (d,)
-    and ``h`` is a float; for a stack of states ``y`` has shape (L, d) and
-    ``h`` is a float or an array of shape (L,) (each member its own step, and
-    then ``t`` too). ``k1``, the first stage, is passed when it is known
-    (a batch evaluates it at the end of the previous step).
+    and ``h`` is a float; for a stack of states ``y`` has shape (d, L), one
+    row per state entry and the members along the last axis, and ``h`` is a
+    float or an array of shape (L,) (each member its own step, and then ``t``
+    too), which broadcasts against the rows as it is. ``k1``, the first stage,
+    is passed when it is known (a batch evaluates it at the end of the previous step).
     """
+    _check_member_steps(y, h)
     if k1 is None:
         k1 = rate(t, y)
-    hc = h if np.ndim(h) == 0 else h[:, None]
-    k2 = rate(t + h / 2, y + hc / 2 * k1)
-    k3 = rate(t + h / 2, y + hc / 2 * k2)
-    k4 = rate(t + h, y + hc * k3)
-    return y + hc / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    k2 = rate(t + h / 2, _along(y, h / 2, k1))
+    k3 = rate(t + h / 2, _along(y, h / 2, k2))
+    k4 = rate(t + h, _along(y, h, k3))
+    # y + h / 6 (k1 + 2 k2 + 2 k3 + k4), summed in that order in one work array (a stack's stages are large)
+    total = np.multiply(k2, 2.0)
+    np.add(k1, total, out=total)
+    total += np.multiply(k3, 2.0)
+    total += k4
+    total *= h / 6
+    total += y
+    return total
+
+
+def _along(y: np.ndarray, step, rate: np.ndarray) -> np.ndarray:
+    """``y + step * rate`` in one new array (rounded as written)."""
+    out = np.multiply(rate, step)
+    out += y
+    return out
+
+
+def _check_member_steps(y: np.ndarray, h) -> None:
+    """A step per member must come with a stack whose last axis holds the members (shape (d, L))."""
+    if np.ndim(h) and (np.ndim(y) != 2 or np.shape(h) != (np.shape(y)[1],)):
+        raise ValueError(f"one step per member needs `y` of shape (d, L) and `h` of shape (L,) (the members along the "
+                         f"last axis); got y {np.shape(y)} and h {np.shape(h)}")
 
 
 def euler_step(rate: Callable, t, y: np.ndarray, h, k1: np.ndarray | None = None) -> np.ndarray:
     """One step of explicit Euler, ``y + h rate(t, y)`` (shapes as for :func:`rk4_step`)."""
+    _check_member_steps(y, h)
     if k1 is None:
         k1 = rate(t, y)
-    return y + (h if np.ndim(h) == 0 else h[:, None]) * k1
+    return y + h * k1
 
 
 def runaway(y: np.ndarray, limit: float) -> str:

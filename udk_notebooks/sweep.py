@@ -66,9 +66,11 @@ class SweepResult:
     Attributes
     ----------
     t : ndarray, shape (N,)
-        Output times (the fixed-step grid).
+        Output times (the fixed-step grid, or the ``t_eval`` asked for).
     q, qd : ndarray, shape (B, N, n)
-        Coordinates and velocities; NaN after a member stopped.
+        Coordinates and velocities; NaN after a member stopped. From the
+        batch these and the residuals are views of its record, written one
+        sample at a time with the members along the last axis (not C-contiguous).
     position_residual : ndarray, shape (B, N, m_h)
         ``phi(q, t)`` along each run (the drift).
     velocity_residual : ndarray, shape (B, N, m)
@@ -233,8 +235,11 @@ def sweep(
         Show a tqdm progress bar (the notebook one in Jupyter) on long runs.
     **simulate_options
         Passed to :func:`udk_notebooks.simulate`. ``constraint_tol`` and
-        ``max_switches`` keep the batch; any other option (``rtol``, ``atol``,
-        ``t_eval``, ``project``, ...) runs the members one by one.
+        ``max_switches`` keep the batch, and so does ``t_eval`` when its times
+        are steps of the grid and the model has no friction contacts (then only
+        those samples are kept, e.g. ``t_eval=[t_end]`` for the final states:
+        no history of every step); any other option (``rtol``, ``atol``,
+        ``project``, ...) runs the members one by one.
 
     Returns
     -------
@@ -275,7 +280,7 @@ def sweep(
     q0, qd0 = _member_states(q0, "q0", B, cm.n), _member_states(qd0, "qd0", B, cm.n)
     batched = (
         method in FIXED_STEP_METHODS
-        and set(simulate_options) <= {"constraint_tol", "max_switches"}  # any other option: one by one
+        and set(simulate_options) <= {"constraint_tol", "max_switches", "t_eval"}  # any other option: one by one
         and all(s is None or isinstance(s, Baumgarte) for s in stabs)
         and all(rows is None for rows in cm.model.friction_normals)
         and all(cm.reaction_free)  # N = |F^L| is the normal force only where A M^-1 C = 0 (else simulate refuses)
@@ -296,8 +301,14 @@ def sweep(
     tol = check_constraint_tol(simulate_options.get("constraint_tol", 1e-9))
     max_switches = int(simulate_options.get("max_switches", 1000))
     count = max(1, int(round((tf - t0) / step)))
-    _check_memory(cm, B, count + 1)
     grid = t0 + (tf - t0) * np.arange(count + 1) / count
+    keep = None
+    if simulate_options.get("t_eval") is not None:
+        keep = None if cm.n_friction else _grid_samples(grid, simulate_options["t_eval"])
+        if keep is None:  # times off the step grid (simulate adds them as steps), or contacts: one by one
+            _check_memory(cm, B, _one_by_one_samples(t_span, method, step, simulate_options))
+            return _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, simulate_options)
+    _check_memory(cm, B, count + 1 if keep is None else int(np.count_nonzero(keep)))
 
     P = np.array([cm.parameters(p) for p in params])
     gains = np.array([[s.alpha, s.beta, s.gamma] if s is not None else [0.0, 0.0, 0.0] for s in stabs])
@@ -319,10 +330,10 @@ def sweep(
     batch.limit = limit
     bar = _progress(count, progress and B * count > 20000)
     with single_blas_thread(), np.errstate(all="ignore"):  # a diverging member is stopped and reported
-        run = integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar)
+        run = integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar, keep)
     if bar is not None:
         bar.close()
-    result = _result(cm, batch, grid, run, y0, limit, status, message, members)
+    result = _result(cm, batch, grid if keep is None else grid[keep], run, y0, limit, status, message, members)
     # A member whose motion failed in the batch is run alone: simulate decides its outcome (refused at the
     # start, failed part-way with its own message, or stopped at a singular configuration), so a member's
     # status and message never depend on the path (the stacked solver hands such members over already).
@@ -333,28 +344,50 @@ def sweep(
 
 
 
+def _grid_samples(grid: np.ndarray, t_eval) -> np.ndarray | None:
+    """Which samples of the step grid ``t_eval`` asks for (bool, shape (N,)), or None unless all of them are grid times.
+
+    ``simulate`` adds the requested times to its fixed-step grid; when each is
+    a grid time already, its grid is this one, so the batch steps as each
+    single run does and records only those samples (no history of every step).
+    Anything else (times between steps, a ``t_eval`` that ``simulate`` refuses)
+    gives None: the members then run one by one, with ``simulate``'s own grid or message.
+    """
+    try:
+        times = as_finite_array(t_eval, "t_eval", 1)
+    except (TypeError, ValueError):
+        return None
+    if not times.size or np.any(np.diff(times) <= 0) or np.diff(grid).min() <= 2e-12 * max(1.0, abs(grid[-1])):
+        return None  # (the last: simulate would merge grid times within 1e-12 of a requested one)
+    keep = np.isin(grid, times)
+    return keep if np.count_nonzero(keep) == times.size else None
+
+
 def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepResult:
-    """Residuals of every reached sample, ``simulate``'s residual stop, and the per-member summaries."""
+    """Residuals of every recorded sample (at the times ``grid``), ``simulate``'s residual stop, the summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
-    states, run.states = run.states, None  # (B, N, 2n): the per-member layout, filled step by step
-    phi, vel = _residuals(cm, batch.P, grid, states)
-    done = np.isfinite(states[:, :, 0])  # a sample is all numbers (reached) or all NaN
-    phi[~done] = vel[~done] = np.nan
+    history, run.states = run.states, None  # (N, 2n, B): one block per sample, filled step by step
+    sampled = np.isfinite(history[:, 0])  # (N, B): a sample is all numbers (reached) or all NaN
+    # simulate ends a run at the first sample whose residual passes DIVERGENCE_FACTOR times the start's scale squared
+    bound = DIVERGENCE_FACTOR * (limit / DIVERGENCE_FACTOR) ** 2
+    if run.residuals is not None:  # kept as the steps evaluated them
+        phi_h, vel_h = run.residuals[:, :cm.n_holonomic], run.residuals[:, cm.n_holonomic:]
+    else:
+        phi_h, vel_h = _residuals(cm, batch.P, grid, history, sampled)
+    first_over = _residual_stop(phi_h, vel_h, sampled, bound)
+    # the result reads the records through (B, N, .) views, as they were written: nothing is transposed
+    states, phi, vel = (record.transpose(2, 0, 1) for record in (history, phi_h, vel_h))
     stopped_at = np.full(B, np.nan)
     for i, (t, reason, kind) in run.stops.items():
         status[i], message[i], stopped_at[i] = kind, reason, t
-    # simulate ends a run at the first sample whose residual passes DIVERGENCE_FACTOR times the start's scale squared
-    scale = limit / DIVERGENCE_FACTOR
-    residual = np.zeros((B, N))
-    for column in [*np.moveaxis(phi, 2, 0), *np.moveaxis(vel, 2, 0)]:
-        residual = np.maximum(residual, np.abs(column))  # NaN propagates
-    over = done & ~(residual <= DIVERGENCE_FACTOR * scale[:, None] ** 2)
-    for i in np.flatnonzero(over.any(axis=1)):
-        j = int(np.argmax(over[i]))
+    for i in np.flatnonzero(first_over < N):
+        j = int(first_over[i])
+        worst = np.abs(np.concatenate([phi[i, j], vel[i, j]])).max(initial=0.0)  # NaN propagates
         states[i, j:] = phi[i, j:] = vel[i, j:] = np.nan
         status[i], stopped_at[i] = "diverged", grid[j]
-        message[i] = (f"a constraint residual reached {residual[i, j]:.3g}, past {DIVERGENCE_FACTOR:g} times "
+        message[i] = (f"a constraint residual reached {worst:.3g}, past {DIVERGENCE_FACTOR:g} times "
                       "the start's scale squared (DIVERGENCE_FACTOR)")
+    done = sampled.T
     for i in np.flatnonzero(status == "refused"):
         states[i] = np.nan
     modes = mode_times = None
@@ -385,31 +418,60 @@ RESIDUAL_BLOCK = 2**18
 """Samples (member times time) whose residuals :func:`_residuals` evaluates at once: temporaries stay small."""
 
 
-def _residuals(cm, P, grid, states) -> tuple[np.ndarray, np.ndarray]:
-    """``phi`` and ``(phi', psi)`` at every sample, shapes (B, N, m_h) and (B, N, m); NaN stays NaN.
+def _residuals(cm, P, grid, history, sampled) -> tuple[np.ndarray, np.ndarray]:
+    """``phi`` and ``(phi', psi)`` at every sample, shapes (N, m_h, B) and (N, m, B); NaN where nothing was sampled.
 
-    Evaluated a block of members at a time (the lambdified functions
-    broadcast rows of shape (members, N) against parameters (members, 1) and
-    times (1, N)), so the intermediate arrays stay near :data:`RESIDUAL_BLOCK`
-    samples however large the sweep.
+    ``history`` is the batch's (N, 2n, B) record and ``sampled`` (N, B) where
+    it holds a sample; the residuals are stored the same way (the result
+    reads all three through (B, N, .) views). They are evaluated a block of
+    samples at a time (the lambdified functions broadcast rows of shape
+    (samples, B) against parameters (1, B) and times (samples, 1)), so the
+    intermediate arrays stay near :data:`RESIDUAL_BLOCK` numbers however large the sweep.
     """
-    B, N, _ = states.shape
+    N, _, B = history.shape
     n, nh, m = cm.n, cm.n_holonomic, cm.m
-    phi, vel = np.empty((B, N, nh)), np.empty((B, N, m))
-    per_block = max(1, RESIDUAL_BLOCK // max(N, 1))
-    for lo in range(0, B, per_block):
-        rows = slice(lo, min(lo + per_block, B))
-        block = states[rows]
-        q_rows = [block[:, :, j] for j in range(n)]
-        qd_rows = [block[:, :, n + j] for j in range(n)]
-        p_rows = [column[rows, None] for column in P.T]
+    phi, vel = np.empty((N, nh, B)), np.empty((N, m, B))
+    p_rows = [column[None, :] for column in P.T]
+    gaps = not sampled.all()
+    for rows in _sample_blocks(N, B):
+        block, t = history[rows], grid[rows, None]
+        q_rows = [block[:, j] for j in range(n)]
+        qd_rows = [block[:, n + j] for j in range(n)]
         if nh:
-            for j, value in enumerate(cm.phi(grid[None, :], q_rows, p_rows)):
-                phi[rows, :, j] = value
+            for j, value in enumerate(cm.phi(t, q_rows, p_rows)):
+                phi[rows, j] = value
         if m:
-            for j, value in enumerate(cm.velocity_constraints(grid[None, :], q_rows, qd_rows, p_rows)):
-                vel[rows, :, j] = value
+            for j, value in enumerate(cm.velocity_constraints(t, q_rows, qd_rows, p_rows)):
+                vel[rows, j] = value
+        if gaps:  # a residual that does not depend on the state would not be NaN by itself
+            for record in (phi, vel):
+                record[rows].transpose(0, 2, 1)[~sampled[rows]] = np.nan
     return phi, vel
+
+
+def _sample_blocks(N: int, B: int) -> list[slice]:
+    """Slices of the N samples, each about :data:`RESIDUAL_BLOCK` numbers of the B members."""
+    per_block = max(1, RESIDUAL_BLOCK // max(B, 1))
+    return [slice(lo, min(lo + per_block, N)) for lo in range(0, N, per_block)]
+
+
+def _residual_stop(phi, vel, sampled, bound) -> np.ndarray:
+    """Per member the first sample whose ``max |residual|`` passes ``bound`` (B,) or is not a number; N if none.
+
+    ``phi`` (N, m_h, B) and ``vel`` (N, m, B) as :func:`_residuals` gives them; only ``sampled`` (N, B) counts
+    (``simulate``'s residual stop, :data:`DIVERGENCE_FACTOR`). Block by block, so temporaries stay small.
+    """
+    N, B = sampled.shape
+    first = np.full(B, N)
+    for rows in _sample_blocks(N, B):
+        worst = np.zeros((rows.stop - rows.start, B))
+        for record in (phi, vel):
+            for j in range(record.shape[1]):
+                np.maximum(worst, np.abs(record[rows, j]), out=worst)  # NaN propagates
+        over = sampled[rows] & ~(worst <= bound)
+        hit = (first == N) & over.any(axis=0)
+        first[hit] = rows.start + np.argmax(over[:, hit], axis=0)
+    return first
 
 
 def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, options) -> SweepResult:
@@ -520,9 +582,9 @@ def _check_memory(cm, members: int, samples: int) -> None:
     """Refuse a sweep whose output would not fit in ``simulate``'s :data:`MEMORY_LIMIT`, before allocating it.
 
     The output holds, per member and sample, ``q``, ``q'`` and the residuals
-    (``2 n + m_h + m`` numbers); the batch stores the states in that layout as
-    it steps and stays below twice that (``benchmarks/sweep_memory.py``
-    measures it).
+    (``2 n + m_h + m`` numbers); the batch records exactly these as it steps
+    (the result reads the record through views) and stays below twice that
+    (``benchmarks/sweep_memory.py`` measures it).
     """
     per_sample = 8 * (2 * cm.n + cm.n_holonomic + cm.m)
     need = float(members) * float(samples) * per_sample
