@@ -6,12 +6,11 @@ compiled extension module ``scipy.linalg._flapack``. Importing ``scipy.linalg``
 itself costs about 0.15 s of a new kernel, nearly all of it in ``scipy._lib``'s
 array-API layer, which loads every lazily loaded numpy submodule (``numpy.f2py``,
 ``numpy.testing``, ``numpy.ma``, ...); calling a wrapper needs none of it. So this
-module loads the extension module by itself (a few milliseconds), under its own
-name: when ``scipy.linalg`` is imported later, it finds that module and
-re-exports the very same routine objects, so both routes run identical code
-(``tests/test_lazy_imports.py`` checks every routine the package uses). Where the
-extension module cannot be loaded alone (another scipy layout), ``scipy.linalg``
-is imported as usual.
+module loads the extension module by itself (a few milliseconds). When
+``scipy.linalg`` is imported later, its ``lapack`` module holds the very same
+routine objects, so both routes run identical code (``tests/test_lapack.py``
+checks every routine the package uses). Where the extension module cannot be
+loaded alone (another scipy layout), ``scipy.linalg`` is imported as usual.
 
 :func:`null_space` is :func:`scipy.linalg.null_space` on the same LAPACK routine
 (``dgesdd``), for the same reason.
@@ -51,9 +50,12 @@ def _load_lapack() -> ModuleType:
         from scipy.linalg import lapack as full  # the public route: slower to import, the same routines
 
         return full
-    # Registered under its own name, as an ordinary import would: a later ``import scipy.linalg``
-    # re-exports this module instead of loading the library's wrappers a second time.
-    return sys.modules.setdefault(_EXTENSION, module)
+    # Loading registers the module under its name, but without its package. Unregistered, a later
+    # ``import scipy.linalg`` imports it the ordinary way: the interpreter keeps the routines of an
+    # extension module loaded once and hands the same objects to the new module.
+    if sys.modules.get(_EXTENSION) is module:
+        del sys.modules[_EXTENSION]
+    return module
 
 
 lapack = _load_lapack()
