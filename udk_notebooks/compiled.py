@@ -145,7 +145,7 @@ def _identically_zero(expr, compiled) -> bool:
     plain = expr.xreplace(replace)
     symbols = sorted(plain.free_symbols, key=str)
     rng = np.random.default_rng(18)
-    function = sm.lambdify(symbols, plain, modules="numpy")
+    function = sm.lambdify(symbols, plain, modules=[np])  # the module, not "numpy": see _array_function
     for _ in range(3):
         try:
             value = complex(function(*rng.uniform(0.2, 1.3, len(symbols))))
