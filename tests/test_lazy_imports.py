@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
@@ -54,16 +55,46 @@ def test_importing_the_widgets_package_loads_no_heavy_library():
     assert out.strip() == "[]"
 
 
-def test_a_fixed_step_run_of_a_catalogue_model_loads_neither_sympy_physics_nor_scipy_integrate():
-    # an explorer's first frame (cold start, issue 23): sympy.physics loads its units, scipy.integrate its solvers
-    code = ("import sys\n"
-            "from udk_notebooks.examples import inclined_line as ex\n"
+# What a first frame need not load (cold start, issue 23), and what each costs a new kernel: sympy.physics
+# its units; scipy.integrate its solvers; scipy.linalg (the package, not the LAPACK wrappers that
+# udk_notebooks._lapack loads alone) and scipy.optimize scipy's array-API layer, which loads numpy.f2py and
+# numpy.testing, 0.15 s; scipy.special (lambdify's scipy namespace) 0.04 s.
+NOT_FOR_A_FIRST_FRAME = ("sympy.physics", "scipy.integrate", "scipy.linalg", "scipy.optimize", "scipy.special",
+                         "numpy.f2py", "numpy.testing")
+
+
+def _loaded_after(code: str) -> list[str]:
+    """Which of NOT_FOR_A_FIRST_FRAME a fresh interpreter has loaded after running ``code``."""
+    code += f"\nimport sys\nprint(sorted(m for m in {NOT_FOR_A_FIRST_FRAME!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return ast.literal_eval(out.strip().splitlines()[-1])
+
+
+def test_a_fixed_step_run_of_a_catalogue_model_loads_no_scipy_subpackage():
+    code = ("from udk_notebooks.examples import inclined_line as ex\n"
             "from udk_notebooks.simulation import simulate\n"
             "q0, qd0 = ex.initial_state()\n"
-            "simulate(ex.model().compile(), (0.0, 0.1), q0, qd0, method='rk4', step=0.01)\n"
-            "print(sorted(m for m in ('sympy.physics', 'scipy.integrate') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+            "simulate(ex.model().compile(), (0.0, 0.1), q0, qd0, method='rk4', step=0.01)")
+    assert _loaded_after(code) == []
+
+
+def test_every_example_module_and_the_solver_modules_import_without_scipy_subpackages():
+    code = ("import udk_notebooks.examples as ex\n"
+            "for name in ex.__all__: getattr(ex, name)\n"
+            "import udk_notebooks.core, udk_notebooks.kernels, udk_notebooks.singular, udk_notebooks.stacked\n"
+            "import udk_notebooks.stabilization, udk_notebooks.compiled, udk_notebooks.simulation")
+    assert _loaded_after(code) == []
+
+
+def test_first_frames_of_fixed_step_explorers_load_no_scipy_subpackage():
+    # the PNG route on Agg, as benchmarks/cold_start.py measures it; these explorers' runs need no scipy solver
+    code = ("import matplotlib\n"
+            "matplotlib.use('Agg')\n"
+            "import udk_notebooks.widgets as widgets\n"
+            "for name in ('inclined_line', 'rolling_disk'):\n"
+            "    explorer = widgets.EXPLORERS[name]()\n"
+            "    assert explorer.png and not explorer.error, explorer.error")
+    assert _loaded_after(code) == []
 
 
 def test_every_example_module_resolves():

@@ -377,6 +377,46 @@ def test_functions_that_math_lacks_fall_back_to_scipy():
         assert cm.motion(0.0, [position], [0.5]).qdd[0] == pytest.approx(3.0 * jv(1, position) / 2.0, rel=1e-13)
 
 
+
+@pytest.mark.parametrize("special", ["erf", "besselj"])
+def test_array_functions_fall_back_to_scipy_where_numpy_lacks_a_function(special):
+    """numpy's printer writes ``math.erf`` (right on one float, a TypeError on an array) and a bare ``besselj``.
+
+    ``V = k erf(x)`` gives ``m x'' = -2 k exp(-x^2) / sqrt(pi)`` (``erf' = 2 exp(-x^2) / sqrt(pi)``);
+    ``V = k J0(x)`` gives ``m x'' = k J1(x)`` (``J0' = -J1``). The energy ``m x'^2 / 2 + V`` is checked
+    on a batch, the acceleration on single states.
+    """
+    from scipy.special import erf, jv
+
+    stiffness = sm.Symbol("k", positive=True)
+    potential, values, forces = {
+        "erf": (sm.erf(x), erf, lambda q: -2 * math.exp(-q**2) / math.sqrt(math.pi)),
+        "besselj": (sm.besselj(0, x), lambda q: jv(0, q), lambda q: jv(1, q)),
+    }[special]
+    model = Model([x], kinetic_energy=m * xd**2 / 2, potential_energy=stiffness * potential,
+                  parameters={m: 2.0, stiffness: 3.0})
+    cm = model.compile()
+    positions, speeds = np.array([[-1.2], [0.3], [2.5]]), np.array([[0.5], [-1.0], [2.0]])
+    energy = cm.energy_batch(0.0, positions, speeds, cm.defaults)
+    np.testing.assert_allclose(energy, 2.0 * speeds[:, 0] ** 2 / 2 + 3.0 * values(positions[:, 0]), rtol=1e-14)
+    for position in positions[:, 0]:
+        assert cm.motion(0.0, [position], [0.0]).qdd[0] == pytest.approx(3.0 * forces(position) / 2.0, rel=1e-13)
+
+
+def test_elementary_models_are_lambdified_with_numpy_alone():
+    """No scipy namespace where numpy evaluates every function (lambdify's scipy route imports scipy.special)."""
+    x_, y_ = sm.symbols("x y", real=True)
+    cm = inclined_line.model().compile()
+    for func in (cm.phi, cm.velocity_constraints, cm.energy, cm.powers_data, cm.mass,
+                 cm._batch_function("entries"), *cm._terms_functions()):
+        assert "scipy" not in func.__globals__ and compiled_module._works_on_arrays(func), func
+    for expr in (sm.sin(x_) * sm.exp(y_), sm.Abs(x_), sm.Min(x_, y_), sm.Piecewise((x_, x_ > 0), (0, True))):
+        assert "scipy" not in compiled_module._array_function([x_, y_], [expr]).__globals__, expr
+    for expr in (sm.erf(x_), sm.gamma(x_), sm.besselj(0, x_)):  # math's name on one float, or no name at all
+        assert not compiled_module._works_on_arrays(sm.lambdify([x_], [expr], modules=[np])), expr
+        func = compiled_module._array_function([x_, y_], [expr])
+        assert "scipy" in func.__globals__ and np.shape(func(np.array([0.5, 1.5]), 0.0)) == (1, 2), expr
+
 def test_motion_agrees_with_core_on_polar_pendulum():
     """Compiled polar pendulum vs udwadia_kalaba on hand-evaluated M, Q, A, b, and vs th'' = -(g/l) sin th."""
     cm = polar_pendulum().compile()

@@ -26,10 +26,12 @@ contacts, and hands back to it whatever it cannot vouch for.
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Callable
 
 import numpy as np
@@ -57,9 +59,65 @@ _NO_RATIOS = np.zeros(0)
 _NO_NORMALS = np.full(0, np.nan)  # the normal forces of a model without contacts (nothing to fill in)
 
 ARRAY_MODULES = ["numpy", "scipy"]
-"""Modules of every array-capable lambdified function: numpy, with scipy.special for the functions numpy
-lacks (Bessel functions, erf, gamma). One list for all of them, so that a model whose accelerations can be
+"""Modules of an array-capable lambdified function whose expressions need a function numpy lacks (Bessel
+functions, erf, gamma): numpy, with scipy.special. Every other one is lambdified with numpy alone
+(:func:`_array_function`): lambdify's scipy namespace imports all of scipy.special, a cold start's 0.04 s
+(issue 23). Every array function of a model falls back alike, so that a model whose accelerations can be
 evaluated can also be sampled (energy, powers, residuals; issue 22)."""
+
+
+def _global_names(code) -> set[str]:
+    """The global names that compiled code (and any function nested in it) reads."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _global_names(const)
+    return names
+
+
+def _resolves(func: Callable) -> bool:
+    """True when every global name of a lambdified function is defined (in its namespace or as a builtin)."""
+    return all(name in func.__globals__ or hasattr(builtins, name) for name in _global_names(func.__code__))
+
+
+def _works_on_arrays(func: Callable) -> bool:
+    """True when every global name of a numpy-lambdified function is numpy's (or a number, or a builtin).
+
+    numpy's printer writes the functions numpy lacks either as the ``math``
+    module's (``erf``, ``gamma``: right on one float, a TypeError on an array)
+    or as a bare name that is not defined (``besselj``); both rule numpy out.
+    """
+    namespace = func.__globals__
+    for name in _global_names(func.__code__):
+        if name not in namespace:
+            if not hasattr(builtins, name):
+                return False
+            continue
+        value = namespace[name]
+        origin = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None) or ""
+        builtin = value is builtins or value is getattr(builtins, name, None)
+        if not (builtin or isinstance(value, (int, float, complex)) or value is functools.reduce
+                or origin == "numpy" or origin.startswith("numpy.")):
+            return False
+    return True
+
+
+def _array_function(args, exprs, **options) -> Callable:
+    """``sympy.lambdify`` on numpy arrays: numpy alone where it evaluates every function, else with scipy.
+
+    ``options`` go to lambdify (``cse``). Both routes print an elementary
+    function the same way; only what numpy lacks (see :data:`ARRAY_MODULES`)
+    needs scipy.special.
+    """
+    try:
+        # numpy's module object, not its name: for "numpy" lambdify runs ``from numpy import *``, which
+        # loads every lazily loaded numpy submodule (numpy.f2py, numpy.testing, ...: 0.05 s of a cold start)
+        func = sm.lambdify(args, exprs, modules=[np], **options)
+    except NotImplementedError:  # an expression numpy's printer refuses: scipy's may print it
+        func = None
+    if func is not None and _works_on_arrays(func):
+        return func
+    return sm.lambdify(args, exprs, modules=ARRAY_MODULES, **options)
 
 
 def _scalar_function(args, entries) -> Callable:
@@ -69,12 +127,8 @@ def _scalar_function(args, entries) -> Callable:
     another one (a Bessel function, say) would fail only when called, so the
     generated code's global names are checked and numpy/scipy used instead.
     """
-    for modules in ("math", ["scipy", "numpy"]):
-        func = sm.lambdify(args, entries, modules=modules, cse=True)
-        names = func.__code__.co_names
-        if all(name in func.__globals__ or hasattr(builtins, name) for name in names):
-            return func
-    return func
+    func = sm.lambdify(args, entries, modules="math", cse=True)
+    return func if _resolves(func) else _array_function(args, entries, cse=True)
 
 
 def _identically_zero(expr, compiled) -> bool:
@@ -91,7 +145,7 @@ def _identically_zero(expr, compiled) -> bool:
     plain = expr.xreplace(replace)
     symbols = sorted(plain.free_symbols, key=str)
     rng = np.random.default_rng(18)
-    function = sm.lambdify(symbols, plain, modules="numpy")
+    function = sm.lambdify(symbols, plain, modules=[np])  # the module, not "numpy": see _array_function
     for _ in range(3):
         try:
             value = complex(function(*rng.uniform(0.2, 1.3, len(symbols))))
@@ -170,7 +224,7 @@ class CompiledModel(ContactForces):
             return sm.sympify(expr).xreplace(replace)
 
         def lam(exprs, state=args):
-            return sm.lambdify(state, exprs, modules=ARRAY_MODULES, cse=True)
+            return _array_function(state, exprs, cse=True)
 
         M, Q, A, b, C = (num(model.M), num(model.Q), num(model.A), num(model.b), num(model.C))
         n, m = model.n, model.A.shape[0]
@@ -195,7 +249,7 @@ class CompiledModel(ContactForces):
         entries = ([] if constant_mass else list(M)) + list(Q) + list(A) + list(b) + list(C)
         nonzero = [i for i, entry in enumerate(entries) if entry != 0]
         has_nonideal = any(e != 0 for e in C)
-        mass = sm.lambdify([list(p_syms)], sm.Matrix(M), modules=ARRAY_MODULES, cse=True) if constant_mass else None
+        mass = _array_function([list(p_syms)], sm.Matrix(M), cse=True) if constant_mass else None
         # A constant diagonal M (point masses, principal inertias) gets a solver shaped by the sparsity
         # pattern of Q, A, b, C (udk_notebooks.kernels); it falls back to core.solve when it cannot vouch.
         diagonal = constant_mass and all(M[i, j] == 0 for i in range(n) for j in range(n) if i != j)
@@ -209,7 +263,7 @@ class CompiledModel(ContactForces):
             defaults=np.array([model.parameters[s] for s in model.parameter_symbols], dtype=float),
             matrices=_scalar_function(args, [entries[i] for i in nonzero]),
             nonzero=np.array(nonzero, dtype=np.intp),
-            phi=sm.lambdify(pos_args, list(phi), modules=ARRAY_MODULES, cse=True),
+            phi=_array_function(pos_args, list(phi), cse=True),
             velocity_constraints=lam(list(velocity)),
             energy=lam(num(model.energy)),
             powers_data=lam([list(num(model.nonconservative_force)), num(model.explicit_time_power)]),
@@ -232,7 +286,7 @@ class CompiledModel(ContactForces):
         cache = self._symbolic
         if "velocity_jacobian" not in cache:
             A = cache["A"] if self.m else sm.zeros(1, self.n)
-            cache["velocity_jacobian"] = sm.lambdify(cache["args"], A, modules=ARRAY_MODULES, cse=True)
+            cache["velocity_jacobian"] = _array_function(cache["args"], A, cse=True)
         return cache["velocity_jacobian"]
 
     @property
@@ -244,7 +298,7 @@ class CompiledModel(ContactForces):
             J = cache["A"][:rows, :] if rows else sm.zeros(1, self.n)
             if J.free_symbols & set(cache["args"][2]):  # a simplified A that is not visibly free of qd
                 J = sm.Matrix(cache["phi"]).jacobian(cache["args"][1])
-            cache["phi_jacobian"] = sm.lambdify(cache["pos_args"], J, modules=ARRAY_MODULES, cse=True)
+            cache["phi_jacobian"] = _array_function(cache["pos_args"], J, cse=True)
         return cache["phi_jacobian"]
 
     # -- array-capable twins (parameter sweeps) ----------------------------------
@@ -253,7 +307,7 @@ class CompiledModel(ContactForces):
         cache = self._symbolic
         if "batch_" + key not in cache:
             args = cache["pos_args"] if key == "phi" else cache["args"]
-            cache["batch_" + key] = sm.lambdify(args, cache[key], modules=ARRAY_MODULES, cse=True)
+            cache["batch_" + key] = _array_function(args, cache[key], cse=True)
         return cache["batch_" + key]
 
     def matrices_batch(self, t, q, qd, p) -> np.ndarray:
@@ -311,9 +365,9 @@ class CompiledModel(ContactForces):
                     hoisted.append((symbol, expr))
                     reduced[j] = symbol
             names = [h for h, _ in hoisted]
-            pre = sm.lambdify([list(p_syms)], names, modules=ARRAY_MODULES, cse=lambda _: (hoisted, names))
-            main = sm.lambdify([t_sym, list(q_syms), list(qd_syms), list(p_syms), names], reduced,
-                               modules=ARRAY_MODULES, cse=lambda _: (kept, reduced))
+            pre = _array_function([list(p_syms)], names, cse=lambda _: (hoisted, names))
+            main = _array_function([t_sym, list(q_syms), list(qd_syms), list(p_syms), names], reduced,
+                                   cse=lambda _: (kept, reduced))
             cache["terms"] = (pre, main)
         return cache["terms"]
 

@@ -48,8 +48,8 @@ import re
 from typing import Callable
 
 import numpy as np
-from scipy.linalg import lapack
 
+from ._lapack import lapack  # not scipy.linalg: its import costs a cold start 0.15 s
 from .core import GRAM_RCOND, RANK_RTOL, Motion
 
 __all__ = ["BandKernel", "ScalarKernel", "diagonal_kernel"]

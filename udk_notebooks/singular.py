@@ -72,8 +72,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import lapack
 
+from ._lapack import lapack  # not scipy.linalg: its import costs a cold start 0.15 s
 from .core import _svd, cholesky_or_none
 
 __all__ = ["CROSSING_RTOL", "SINGULAR_ACTIONS", "SINGULAR_DRIFT", "SINGULAR_RTOL", "RankMonitor",

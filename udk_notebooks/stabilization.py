@@ -30,7 +30,6 @@ from numbers import Integral
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 
 from ._checks import as_finite_array
 from .errors import UnstableGainError
@@ -359,6 +358,8 @@ def stability(method: str, step: float, K: ArrayLike) -> StabilityReport:
 @lru_cache(maxsize=None)
 def _scalar_bound(method: str) -> float:
     """Root ``x > 0`` of ``|R(-x)| = 1``, bracketed by doubling from ``x = 1``."""
+    from scipy.optimize import brentq  # here, not at the top: scipy.optimize costs a cold start 0.15 s
+
     def excess(x):
         return abs(float(_polynomial(method, np.array(-x)))) - 1.0
 

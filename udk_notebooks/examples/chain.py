@@ -68,7 +68,6 @@ import math
 
 import numpy as np
 import sympy as sm
-from scipy.integrate import solve_ivp
 
 from .._symbols import time_functions
 from ..model import Model
@@ -208,6 +207,8 @@ def angle_route_state(t, angle: float, rate: float = 0.0, *, rtol: float = 1e-12
 
     def rhs(_, state):
         return [state[1], -ratio * math.sin(state[0])]
+
+    from scipy.integrate import solve_ivp  # here, not at the top: scipy.integrate costs a cold start 0.15 s
 
     sol = solve_ivp(rhs, (t[0], t[-1]), [angle, rate], method="DOP853", t_eval=t, rtol=rtol, atol=atol)
     if not sol.success:

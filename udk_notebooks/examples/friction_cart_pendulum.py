@@ -87,7 +87,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy as sm
-from scipy.integrate import solve_ivp
 
 from .._symbols import time_functions
 from ..contacts import Contact, Plane
@@ -362,6 +361,8 @@ def event_driven(t_span, q0, qd0, *, t_eval=None, rtol: float = 1e-11, atol: flo
     -------
     ReferenceRun
     """
+    from scipy.integrate import solve_ivp  # here, not at the top: scipy.integrate costs a cold start 0.15 s
+
     v = _values(params)
     t0, t1 = map(float, t_span)
     y = np.concatenate([np.asarray(q0, float), np.asarray(qd0, float)])

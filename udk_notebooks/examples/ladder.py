@@ -68,7 +68,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy as sm
-from scipy.integrate import solve_ivp
 
 from .._symbols import time_functions
 from .._checks import finite_float
@@ -396,6 +395,8 @@ class LadderReference:
 
 def _phase(v, t_span, q0, qd0, active, signs, events, t_eval):
     """One phase of constant contact set: integrate ``q, q'`` and stop at the first event."""
+    from scipy.integrate import solve_ivp  # here, not at the top: scipy.integrate costs a cold start 0.15 s
+
     def rhs(t, state):
         qdd, _ = _solve(v, state[:3], state[3:], active, signs)
         return np.concatenate([state[3:], qdd])
