@@ -105,3 +105,22 @@ def test_dop853_failure_names_time_and_keeps_the_samples_before():
     partial = info.value.trajectory
     assert partial is not None and partial.t.size > 5 and partial.t[-1] < info.value.time
     assert np.all(partial.q[:, 0] > 0)
+
+
+def test_double_pendulum_explorer_runs_match_a_tight_reference():
+    from udk_notebooks.widgets.double_pendulum import DoublePendulumExplorer, compiled_models
+
+    explorer = DoublePendulumExplorer(samples=81)
+    values = dict(m1=1.3, m2=0.7, l1=1.1, l2=0.8, g=9.81, k1=3.0, k2=1.0, theta=1.5, phi=0.5, horizon=2.0)
+    run = explorer.run(**values)
+    params = {k: values[k] for k in ("m1", "m2", "l1", "l2", "g", "k1", "k2")}
+    minimal, cartesian = compiled_models("rods")
+    times = np.linspace(0.0, 2.0, 81)
+    q0, qd0 = double_pendulum.initial_state(1.5, 0.5)
+    tight = dict(method="DOP853", rtol=1e-13, atol=1e-13, t_eval=times, params=params)
+    reference = simulate(minimal, (0.0, 2.0), q0, qd0, **tight)
+    assert np.abs(run.data["minimal"].q - reference.q).max() < 1e-8
+    q0c, qd0c = double_pendulum.to_cartesian(q0, qd0, "rods", **params)
+    reference_c = simulate(cartesian, (0.0, 2.0), q0c, qd0c, **tight)
+    assert np.abs(run.trajectory.q - reference_c.q).max() < 1e-8
+    assert np.abs(run.trajectory.ideal - reference_c.ideal).max() < 1e-6

@@ -301,7 +301,13 @@ class _Segment:
         if self.budget is not None:
             self.budget.spend(t, y)
         try:
-            return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
+            if self.modes:
+                return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
+            # No friction entry: the plain route's accelerations alone (CompiledModel.accelerations), without
+            # building the force terms that only the samples need.
+            q, qd = y[: self.n], y[self.n :]
+            correction = None if self.stab is None else self.stab.correction(*self.cm.residuals(t, q, qd, self.p))
+            return np.concatenate([qd, self.cm.accelerations(t, q, qd, self.p, correction)])
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
             raise _StepFailure(t, y, exc) from exc
 
@@ -990,25 +996,15 @@ class _HairerRate:
     """
 
     def __init__(self, cm: CompiledModel, p, stabilization, budget: _Budget):
-        self.cm, self.p, self.n, self.budget = cm, p, cm.n, budget
-        self.segment = None if stabilization is None else _Segment(cm, p, (), stabilization)
+        self.segment = _Segment(cm, p, (), stabilization, budget)
         self.failure: _StepFailure | None = None
 
     def __call__(self, t, y):
-        if self.failure is not None:
-            return np.full(y.size, np.nan)
-        try:
-            self.budget.spend(t, y)
-            q, qd = y[: self.n], y[self.n :]
-            if self.segment is None:
-                qdd = self.cm.accelerations(t, q, qd, self.p)
-            else:
-                qdd = self.segment.motion(t, y)[0].qdd
-            return np.concatenate((qd, qdd))
-        except _StepFailure as failure:
-            self.failure = failure
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            self.failure = _StepFailure(t, y, exc)
+        if self.failure is None:
+            try:
+                return self.segment.rhs(t, y)
+            except _StepFailure as failure:
+                self.failure = failure
         return np.full(y.size, np.nan)
 
 
