@@ -645,18 +645,8 @@ class CompiledModel(ContactForces):
         that test refuses (a singular or non-finite ``M``) goes the general
         route, which decides and explains it.
 
-        Parameters
-        ----------
-        t : float
-        q, qd : ndarray, shape (n,)
-        p : ndarray, shape (k,)
-            Parameter vector (:meth:`parameters`).
-        correction : ndarray, shape (m,), optional
-            Added to ``b`` (stabilization).
-
-        Returns
-        -------
-        ndarray, shape (n,)
+        The arguments are those of :meth:`solve_contacts` without ``modes``;
+        the result is ``q''``, an ndarray of shape (n,).
         """
         if self.m == 0 and self.mass is None and not self.has_nonideal and self.n <= FREE_MAX_N:
             qdd = self._free_solver()(self._entries(t, q.tolist(), qd.tolist(), p.tolist()))
