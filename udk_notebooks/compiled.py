@@ -38,7 +38,7 @@ import numpy as np
 import sympy as sm
 
 from ._checks import check_vector, finite_float, real_number
-from .core import Motion, cholesky_or_none, scale_rows, solve
+from .core import RANK_RTOL, Motion, cholesky_or_none, scale_rows, solve
 from .contact_forces import OPEN, ContactForces
 from .kernels import diagonal_kernel
 from .model import TIME, Model
@@ -57,6 +57,10 @@ switching back and forth (issue 14)."""
 
 _NO_RATIOS = np.zeros(0)
 _NO_NORMALS = np.full(0, np.nan)  # the normal forces of a model without contacts (nothing to fill in)
+
+FREE_MAX_N = 4
+"""Most coordinates of an unconstrained model whose accelerations :meth:`CompiledModel.accelerations`
+solves in Python floats (a Cholesky factorization unrolled over the entries); larger ones go to LAPACK."""
 
 ARRAY_MODULES = ["numpy", "scipy"]
 """Modules of an array-capable lambdified function whose expressions need a function numpy lacks (Bessel
@@ -681,6 +685,36 @@ class CompiledModel(ContactForces):
         eig = self._mass_eigenvalues(p) if factor is None and self.mass is not None else None
         return solve(M, Q, A, b, C if self.has_nonideal else None, factor=factor, eigenvalues=eig)
 
+    def accelerations(self, t, q, qd, p, correction=None) -> np.ndarray:
+        """``q''`` of the plain route (no friction modes): :meth:`_solve_plain` without the force terms.
+
+        For the right-hand side of an integrator, which needs the accelerations
+        only. An unconstrained model with at most :data:`FREE_MAX_N`
+        coordinates, a state-dependent ``M`` and no nonideal force (the double
+        pendulum in its joint angles) solves ``M q'' = Q`` by a Cholesky
+        factorization written out in Python floats (:func:`_free_solver`), with the test of
+        :func:`~udk_notebooks.core.cholesky_or_none` (every pivot of ``M``
+        equilibrated to a unit diagonal above ``RANK_RTOL``): for two
+        coordinates that is a tenth of the cost of the LAPACK calls. Whatever
+        that test refuses (a singular or non-finite ``M``) goes the general
+        route, which decides and explains it.
+
+        The arguments are those of :meth:`solve_contacts` without ``modes``;
+        the result is ``q''``, an ndarray of shape (n,).
+        """
+        if self.m == 0 and self.mass is None and not self.has_nonideal and self.n <= FREE_MAX_N:
+            qdd = self._free_solver()(self._entries(t, q.tolist(), qd.tolist(), p.tolist()))
+            if qdd is not None:
+                return np.array(qdd)
+        return self._solve_plain(t, q, qd, p, correction).qdd
+
+    def _free_solver(self) -> Callable:
+        """The generated solver of :meth:`accelerations` for an unconstrained model, built on first use and kept."""
+        cache = self._symbolic
+        if "free_solver" not in cache:
+            cache["free_solver"] = _free_solver(self.n, self.nonzero.tolist())
+        return cache["free_solver"]
+
     @property
     def reaction_free(self) -> tuple[bool, ...]:
         """Per friction entry: True where ``A M^-1 ds/dq' = 0`` holds identically (sympy proves it).
@@ -894,3 +928,45 @@ class CompiledModel(ContactForces):
             correction = stabilization.correction(*self.residuals(t, q, qd, p))
         modes = self.friction_modes(t, q, qd, p)
         return self.solve_modes(t, q, qd, p, modes, correction)[0]
+
+
+
+def _free_solver(n: int, slots: list) -> Callable:
+    """Straight-line Python source solving ``M q'' = Q`` from the compiled entries of an unconstrained model.
+
+    The entries arrive as the list of nonzero values of ``M (n x n, row by
+    row), Q``, at ``slots``; structural zeros are constants. ``L L^T = M``
+    column by column, each pivot ``L_jj^2`` tested against ``RANK_RTOL M_jj``
+    (the equilibrated test of :func:`~udk_notebooks.core.cholesky_or_none`),
+    then two triangular solves. The function returns None where a test fails
+    or the result is not finite: the general route decides there.
+    """
+    where = {slot: k for k, slot in enumerate(slots)}
+
+    def value(slot: int) -> str:
+        return f"e[{where[slot]}]" if slot in where else "0.0"
+
+    lines = ["def solve(e):"]
+    for j in range(n):
+        lines.append(f"    d{j} = {value(j * n + j)}")
+        pivot = " - ".join([f"d{j}"] + [f"L{j}_{k} * L{j}_{k}" for k in range(j)])
+        lines.append(f"    s = {pivot}")
+        lines.append(f"    if not (d{j} > 0.0 and s > {RANK_RTOL!r} * d{j}):")
+        lines.append("        return None")
+        lines.append(f"    L{j}_{j} = sqrt(s)")
+        for i in range(j + 1, n):
+            terms = " - ".join([value(i * n + j)] + [f"L{i}_{k} * L{j}_{k}" for k in range(j)])
+            lines.append(f"    L{i}_{j} = ({terms}) / L{j}_{j}")
+    for i in range(n):  # L z = Q
+        terms = " - ".join([value(n * n + i)] + [f"L{i}_{k} * z{k}" for k in range(i)])
+        lines.append(f"    z{i} = ({terms}) / L{i}_{i}")
+    for i in reversed(range(n)):  # L^T x = z
+        terms = " - ".join([f"z{i}"] + [f"L{k}_{i} * x{k}" for k in range(i + 1, n)])
+        lines.append(f"    x{i} = ({terms}) / L{i}_{i}")
+    result = ", ".join(f"x{i}" for i in range(n))
+    lines.append(f"    if not isfinite({' + '.join(f'x{i}' for i in range(n))}):")
+    lines.append("        return None")
+    lines.append(f"    return [{result}]")
+    namespace = {"sqrt": math.sqrt, "isfinite": math.isfinite}
+    exec(compile("\n".join(lines), "<udk_notebooks.compiled free solver>", "exec"), namespace)
+    return namespace["solve"]

@@ -110,7 +110,7 @@ class DoublePendulumExplorer(SystemExplorer):
         params = dict(m1=m1, m2=m2, l1=l1, l2=l2, g=g, k1=k1, k2=k2)
         minimal, cartesian = compiled_models(self.bodies)
         times = np.linspace(0.0, horizon, self.samples)
-        options = dict(method="DOP853", rtol=1e-9, atol=1e-11, t_eval=times, params=params)
+        options = dict(method="dop853", rtol=1e-9, atol=1e-11, t_eval=times, params=params)
         q0, qd0 = double_pendulum.initial_state(theta, phi)
         run_minimal = simulate(minimal, (0.0, horizon), q0, qd0, **options)
         q0c, qd0c = double_pendulum.to_cartesian(q0, qd0, self.bodies, **params)
