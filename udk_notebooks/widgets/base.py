@@ -35,9 +35,13 @@ using blitting" tutorial. The artists a subclass lists in
 out, the explorer copies each of their axes' pixels (frame, ticks, labels,
 titles: everything static) and then paints them on top. An update restores
 those copies and paints only the animated artists, then blits (ipympl) or
-re-encodes the Agg buffer (PNG route). A full draw happens only when the figure
-is stale: first draw, resized, or a static artist changed, such as the view
-limits. The views follow the data with hysteresis (:func:`fit_view`, fed by
+re-encodes the Agg buffer (PNG route). When some axes changed (new view limits),
+only those axes are drawn again, each within its fixed cell: the pixels its frame,
+ticks, labels and titles took at the last full draw, with a little room; its key
+(legend), which never changes, is put back from cached pixels. A full draw
+happens on the first draw, after a resize, when a figure-level artist changed, or
+when new tick labels outgrow their cell (the next layout). The views follow the
+data with hysteresis (:func:`fit_view`, :func:`~udk_notebooks.widgets.views.fit_log_view`, fed by
 :meth:`Explorer.data_limits`), so small slider moves keep the limits, and the
 cached pixels stay valid.
 """
@@ -566,6 +570,7 @@ class Explorer:
             child.close()
         plt.close(self._figure)
         self._backgrounds = ({}, {})
+        self._cells = {}
         self._renderer = None
 
     @property
