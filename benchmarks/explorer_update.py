@@ -170,15 +170,18 @@ def report(name: str, route: str, changes: int, seed: int) -> dict[str, float]:
         # every change of a workload may be refused (random friction pairs with mu_s < mu): then no numbers
         ms = lambda values: np.percentile(1e3 * values, [50, 95]) if values.size else (np.nan, np.nan)  # noqa: E731
         full = int(shipped["full"].sum())
+        kept = shipped["refused"] == 0
         rows = [
             (f"{label}: update as shipped", ms(shipped["update"])),
-            ("  model compute alone", ms(shipped["compute"][shipped["refused"] == 0])),
+            ("  model compute alone", ms(shipped["compute"][kept])),
+            ("  drawing (update - compute, per change)", ms((shipped["update"] - shipped["compute"])[kept])),
             ("  update + forced full fig.canvas.draw()", ms(forced["update"] + forced["draw"])),
             ("  forced full fig.canvas.draw() alone", ms(forced["draw"])),
         ]
         for row, (p50, p95) in rows:
             print(f"{row:>44} {p50:7.1f}ms {p95:7.1f}ms")
-        print(f"{'':>44} full draws in the shipped updates: {full}/{changes} (blits otherwise)")
+        print(f"{'':>44} full draws in the shipped updates: {full}/{changes}, axes redrawn (partial or full): "
+              f"{int(shipped['redrawn'].sum())}/{changes} (blits otherwise)")
         if shipped["refused"].any():
             print(f"{'':>44} refused combinations (message shown): {int(shipped['refused'].sum())}/{changes}")
         refused_all = bool(shipped["refused"].all())  # only messages were timed: no verdict on updates

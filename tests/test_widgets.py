@@ -26,7 +26,7 @@ import pytest
 
 from udk_notebooks.examples import inclined_line
 from udk_notebooks.widgets import Explorer, InclinedLineExplorer, parameter_table, slider_step
-from udk_notebooks.widgets.views import fit_view, nice_step
+from udk_notebooks.widgets.views import fit_log_view, fit_view, nice_step
 
 from explorer_checks import assert_data_visible, assert_same_pixels, drive, full_redraw, pixels, random_settings
 
@@ -230,6 +230,37 @@ def test_fit_view_grows_over_the_old_view_for_data_that_swing():
     assert fit_view(grown, (-3.0, 3.0)) is None and fit_view(grown, (-1.0, 8.0)) is None  # both sides kept
     far = fit_view(view, (40.0, 41.0))  # data far away: a view of their own, not one over both
     assert far is not None and far[0] > 5.0 and fit_view(far, (40.0, 41.0)) is None
+
+
+def test_fit_view_with_a_floor_stops_there_and_keeps_its_view_for_data_near_it():
+    """A force's size padded below zero moved a view stopped at zero on every change; with the floor it stays."""
+    need = (-0.05, 2.6)  # data in (0.1, 2.5) padded by 6 %: asks for room below zero
+    assert fit_view((0.0, 3.0), need) is not None  # without a floor: "the data left the view"
+    assert fit_view((0.0, 3.0), need, floor=0.0) is None  # kept: the view starts at the floor
+    for view, need in [((0.0, 3.0), (0.0, 9.0)), ((0.0, 100.0), (0.2, 2.0)), ((-5.0, 5.0), (0.5, 1.0))]:
+        new = fit_view(view, need, floor=0.0)
+        assert new is not None and new[0] >= 0.0 and new[1] >= max(need), (view, need, new)
+        assert fit_view(new, need, floor=0.0) is None  # the new view is stable
+    with pytest.raises(ValueError, match="floor"):
+        fit_view((0.0, 1.0), (0.2, 0.8), floor=float("nan"))
+
+
+def test_fit_log_view_keeps_whole_decades_while_values_at_rounding_level_wander():
+    view = fit_log_view(None, (3e-16, 2e-13))
+    assert view == pytest.approx((1e-17, 1e-12))  # a decade of room below the data, a part of one above
+    for need in [(1e-16, 4e-13), (6e-17, 9e-14), (2e-15, 2e-13)]:  # rounding noise of other runs
+        assert fit_log_view(view, need) is None, need
+    grown = fit_log_view(view, (1e-16, 5e-12))  # the error grew past the top
+    assert grown is not None and grown[0] <= 1e-17 and grown[1] >= 5e-12
+    assert fit_log_view(grown, (1e-16, 5e-12)) is None
+    far = fit_log_view(view, (1e-3, 1e-1))  # a diverging run: a view of its own, not one over both
+    assert far is not None and far[0] >= 1e-5 and fit_log_view(far, (1e-3, 1e-1)) is None
+    assert fit_log_view((1.0, 0.0), (1e-3, 1e-1)) is not None  # an unusable view is replaced
+    for bad in [(0.0, 1.0), (-1.0, 1.0), (1e-3, float("inf"))]:
+        with pytest.raises(ValueError, match="need"):
+            fit_log_view(view, bad)
+    with pytest.raises(ValueError, match="slack"):
+        fit_log_view(view, (1e-3, 1e-1), room=3.0, slack=4.0)
 
 
 def test_blitted_updates_match_a_full_redraw(explorer):

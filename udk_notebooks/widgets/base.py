@@ -35,9 +35,13 @@ using blitting" tutorial. The artists a subclass lists in
 out, the explorer copies each of their axes' pixels (frame, ticks, labels,
 titles: everything static) and then paints them on top. An update restores
 those copies and paints only the animated artists, then blits (ipympl) or
-re-encodes the Agg buffer (PNG route). A full draw happens only when the figure
-is stale: first draw, resized, or a static artist changed, such as the view
-limits. The views follow the data with hysteresis (:func:`fit_view`, fed by
+re-encodes the Agg buffer (PNG route). When some axes changed (new view limits),
+only those axes are drawn again, each within its fixed cell: the pixels its frame,
+ticks, labels and titles took at the last full draw, with a little room; its key
+(legend), which never changes, is put back from cached pixels. A full draw
+happens on the first draw, after a resize, when a figure-level artist changed, or
+when new tick labels outgrow their cell (the next layout). The views follow the
+data with hysteresis (:func:`fit_view`, :func:`~udk_notebooks.widgets.views.fit_log_view`, fed by
 :meth:`Explorer.data_limits`), so small slider moves keep the limits, and the
 cached pixels stay valid.
 """
@@ -52,6 +56,7 @@ import os
 import re
 import weakref
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import ipywidgets as widgets
@@ -62,6 +67,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.spines import Spine
 from matplotlib.transforms import Bbox, IdentityTransform
 from PIL import Image
 
@@ -349,6 +355,7 @@ class Explorer:
         self._closed = False
         self._renderer = None  # the renderer of the last full draw: its pixels are the cached ones
         self._backgrounds = ({}, {})  # per axes: pixels without animated artists, and with the result ones
+        self._cells: dict[Axes, _Cell] = {}  # per axes: the pixels it paints, fixed at the last full draw
 
         with plt.ioff():
             figure = self.make_figure()
@@ -563,6 +570,7 @@ class Explorer:
             child.close()
         plt.close(self._figure)
         self._backgrounds = ({}, {})
+        self._cells = {}
         self._renderer = None
 
     @property
@@ -815,6 +823,7 @@ class Explorer:
             inverted = {axis: view[0] > view[1] for axis, view in views.items()}
             views = {axis: tuple(sorted(view)) for axis, view in views.items()}
             if len(needs) == 2 and ax.get_aspect() != "auto":
+                options.pop("floor", None)  # both views keep the ratio of their spans: no floor of one's own
                 new = fit_aspect_views(views, needs, first=self._result is None, **options)
             else:
                 if self._result is None:  # the first result: new views, whatever the figure started with
@@ -827,69 +836,105 @@ class Explorer:
                 (ax.set_xlim if axis == "x" else ax.set_ylim)(*limits)
 
     def _on_full_draw(self, event) -> None:
-        """After a full draw: cache the static pixels of the axes with animated artists, then paint them."""
+        """After a full draw: fix each axes' cell, cache the static pixels of the axes with animated artists,
+        then paint them."""
         canvas = self._figure.canvas
         if canvas.is_saving():  # savefig draws animated artists itself, on a renderer of its own
             return
         self._renderer = canvas.get_renderer()
-        self._cells = self._axes_cells(self._figure.axes)
+        self._cells = self._layout_cells()
         self._paint(restore=False)
 
-    def _axes_cells(self, axes) -> dict[Axes, Bbox]:
-        """The pixels each axes paints: its box, ticks, labels, title and legend (its tight bbox)."""
-        # get_tightbbox applies the aspect, which marks the axes stale even when nothing moved
+    @contextmanager
+    def _fresh_kept(self, axes) -> Iterator[None]:
+        """Measure without side effects: extents apply the aspect, which marks an axes stale although
+        nothing moved (a full draw on every update)."""
         was = [(artist, artist.stale) for artist in (self._figure, *axes)]
         try:
-            return {ax: ax.get_tightbbox(self._renderer) for ax in axes}
+            yield
         finally:
             for artist, stale in was:
                 if not stale:
                     artist.stale = False
 
-    def _partial_redraw(self) -> Bbox | None:
-        """Redraw only the stale axes (new limits, say) when they share no pixels with the others.
+    def _layout_cells(self) -> dict[Axes, _Cell]:
+        """Each axes' fixed cell for this layout (figure size, tick label sizes), from its parts' extents.
 
-        Each stale axes' cell (its tight bbox at the last draw and now, two pixels wider)
-        is filled with the figure's colour and the axes drawn again, without its animated
-        artists, exactly as a full draw would draw it; its static pixels are cached
-        again. Returns the repainted region, or None when a full draw is needed: every
-        axes is stale, something other than an axes changed, the figure's colour is not
-        opaque, or a cell would cut into another axes' pixels.
+        Called after a full draw; a partial redraw uses the cells as they are, and a
+        full draw (new size, tick labels that outgrow their cell) makes new ones.
+        """
+        figure = self._figure
+        renderer = self._renderer
+        width, height = figure.canvas.get_width_height(physical=True)
+        with self._fresh_kept(figure.axes):
+            parts = {ax: _axes_parts(ax, renderer) for ax in figure.axes}
+        cells = {}
+        for ax, (frame, titles, key) in parts.items():
+            others = [box for other, boxes in parts.items() if other is not ax for box in boxes if box is not None]
+            own = [_padded_box(box, others, width, height) for box in (frame, titles) if box is not None]
+            key_pixels = None
+            if key is not None:
+                key = _padded_box(key, [], width, height, pad=0)
+                if not any(_meet(key, _padded_box(box, [], width, height, pad=0))
+                           for box in [frame, titles, *others] if box is not None):
+                    key_pixels = figure.canvas.copy_from_bbox(key)  # the key's own pixels only, on the figure's colour
+                else:
+                    own.append(key)  # drawn with its axes on each redraw
+                    key = None
+            cells[ax] = _Cell(tuple(own), key, key_pixels)
+        return cells
+
+    def _partial_redraw(self) -> Bbox | None:
+        """Redraw only the stale axes (new limits, say), each within its fixed cell.
+
+        Each stale axes' cell (its frame with ticks, labels and offset texts, and its
+        titles, as laid out by the last full draw) is filled with the figure's colour
+        and the axes drawn again without its animated artists, exactly as a full draw
+        would draw it; a key (legend), which never changes, is put back from its cached
+        pixels instead of being drawn. Its static pixels are cached again. Returns the
+        repainted region, or None when a full draw is needed: every axes is stale,
+        something other than an axes changed, the figure's colour is not opaque, a cell
+        meets another axes' cell, or the new tick labels, offset texts or titles do
+        not fit the cell (a new layout).
         """
         figure = self._figure
         stale = [ax for ax in figure.axes if ax.stale]
-        if not stale or len(stale) == len(figure.axes) or not hasattr(self, "_cells"):
+        if not stale or len(stale) == len(figure.axes) or any(ax not in self._cells for ax in stale):
             return None
         if figure.get_facecolor()[3] < 1.0 or any(
                 child.stale or child is not figure.patch
                 for child in figure.get_children() if not isinstance(child, Axes)):
             return None  # a figure-level text or legend could sit under a cell
-        width, height = figure.canvas.get_width_height(physical=True)
-        new = self._axes_cells(stale)
-        cells = {}
+        others = [box for ax, cell in self._cells.items() if ax not in stale for box in cell.all_boxes]
+        if any(_meet(box, other) for ax in stale for box in self._cells[ax].boxes for other in others):
+            return None
+        renderer, canvas = self._renderer, figure.canvas
         for ax in stale:
-            x0, y0, x1, y1 = Bbox.union([self._cells[ax], new[ax]]).extents
-            cells[ax] = Bbox.from_extents(max(math.floor(x0) - 2, 0), max(math.floor(y0) - 2, 0),
-                                          min(math.ceil(x1) + 2, width), min(math.ceil(y1) + 2, height))
-        for ax, cell in self._cells.items():
-            if ax not in cells and any(cell.overlaps(mine) for mine in cells.values()):
-                return None
-        renderer = self._renderer
-        for cell in cells.values():
-            blank = Rectangle((cell.x0, cell.y0), cell.width, cell.height, transform=IdentityTransform(),
-                              facecolor=figure.get_facecolor(), edgecolor="none", antialiased=False)
-            blank.set_figure(figure)
-            blank.draw(renderer)
-        for ax in stale:
-            ax.draw(renderer)  # leaves the animated artists out, as the full draw does
-        self._cells.update(new)
+            cell = self._cells[ax]
+            for box in cell.boxes:
+                blank = Rectangle((box.x0, box.y0), box.width, box.height, transform=IdentityTransform(),
+                                  facecolor=figure.get_facecolor(), edgecolor="none", antialiased=False)
+                blank.set_figure(figure)
+                blank.draw(renderer)
+            key = ax.get_legend() if cell.key_pixels is not None else None
+            if key is not None:
+                key.set_animated(True)  # left out of this draw: its pixels are put back as they were
+            try:
+                ax.draw(renderer)  # leaves the animated artists out, as the full draw does
+            finally:
+                if key is not None:
+                    key.set_animated(False)
+            if key is not None:
+                canvas.restore_region(cell.key_pixels)
+        with self._fresh_kept(stale):
+            if not all(self._cells[ax].holds(_axes_parts(ax, renderer, key=False)) for ax in stale):
+                return None  # the layout changed: the caller draws the whole figure, which lays out again
         static = self._backgrounds[0]
-        canvas = figure.canvas
         for ax in stale:
             if ax in static:
                 static[ax] = canvas.copy_from_bbox(self._region(ax))
         figure.stale = False
-        return Bbox.union(list(cells.values()))
+        return Bbox.union([box for ax in stale for box in self._cells[ax].all_boxes])
 
     def _paint(self, restore: bool, frame_only: bool = False) -> None:
         """Paint the animated artists, over the cached pixels (``restore``) or over a fresh full draw."""
@@ -977,6 +1022,88 @@ class Explorer:
         if self._live_canvas or not self.view.outputs:
             return b""
         return base64.b64decode(self.view.outputs[0]["data"]["image/png"])
+
+
+CELL_PAD = 4
+"""Pixels added around each part of an axes' cell (less where another axes is nearer): room for tick
+labels a little wider than at the last full draw before the cell must be laid out again."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Cell:
+    """The pixels one axes paints, fixed for a layout (see :meth:`Explorer._layout_cells`).
+
+    ``boxes``: its frame (axes box, ticks, tick labels, axis labels, offset texts, static texts) and its
+    titles, each padded; ``key``: its legend's box when the legend's pixels are cached (``key_pixels``),
+    which a redraw puts back instead of drawing the legend again.
+    """
+
+    boxes: tuple[Bbox, ...]
+    key: Bbox | None = None
+    key_pixels: Any = None
+
+    @property
+    def all_boxes(self) -> list[Bbox]:
+        return list(self.boxes) + ([self.key] if self.key is not None else [])
+
+    def holds(self, parts) -> bool:
+        """True when every part (frame, titles) lies inside one of the cell's boxes and off its key."""
+        parts = [part for part in parts if part is not None]
+        return all(any(_inside(part, box) for box in self.boxes) for part in parts) and (
+            self.key is None or not any(_meet(part, self.key) for part in parts))
+
+
+def _meet(a: Bbox, b: Bbox) -> bool:
+    """True when two boxes share pixels (edges that only touch share none, unlike ``Bbox.overlaps``)."""
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def _inside(inner: Bbox, outer: Bbox) -> bool:
+    return outer.x0 <= inner.x0 and inner.x1 <= outer.x1 and outer.y0 <= inner.y0 and inner.y1 <= outer.y1
+
+
+def _axes_parts(ax: Axes, renderer, key: bool = True) -> tuple[Bbox, Bbox | None, Bbox | None]:
+    """``(frame, titles, key)`` of an axes in pixels, from its artists' extents (None for a missing part).
+
+    frame: the axes box, both axes' ticks, tick labels, labels and offset texts, and every static
+    artist that is not clipped (it may paint anywhere); titles: the visible titles; key: the legend.
+    """
+    spine = max((renderer.points_to_pixels(sp.get_linewidth()) for sp in ax.spines.values() if sp.get_visible()),
+                default=0.0)
+    frame = [ax.bbox.padded(spine / 2 + 1.0)]  # the frame's line reaches half its width past the box
+    frame += [axis.get_tightbbox(renderer) for axis in (ax.xaxis, ax.yaxis) if axis.get_visible()]
+    legend = ax.get_legend()
+    for artist in ax.get_children():
+        if artist in (ax.xaxis, ax.yaxis, ax.patch, legend, ax.title, ax._left_title, ax._right_title) \
+                or isinstance(artist, Spine) or artist.get_animated() or not artist.get_visible():
+            continue
+        if not artist.get_clip_on() or (artist.get_clip_box() is None and artist.get_clip_path() is None):
+            frame.append(artist.get_window_extent(renderer))
+    titles = [t.get_window_extent(renderer) for t in (ax.title, ax._left_title, ax._right_title)
+              if t.get_visible() and t.get_text()]
+    shown_key = key and legend is not None and legend.get_visible() and not legend.get_animated()
+    frame = [b for b in frame if b is not None and np.isfinite(b.extents).all() and (b.width or b.height)]
+    return (Bbox.union(frame),
+            Bbox.union(titles) if titles else None,
+            _key_extent(legend, renderer) if shown_key else None)
+
+
+def _key_extent(legend, renderer) -> Bbox:
+    """A legend's box, wider by half its thickest handle line (a line's end reaches past the box)."""
+    widths = [handle.get_linewidth() for handle in legend.legend_handles if hasattr(handle, "get_linewidth")]
+    reach = renderer.points_to_pixels(max([float(np.max(w)) for w in widths if np.size(w)], default=0.0)) / 2
+    box = legend.get_window_extent(renderer)  # its rows' text heights hold the handles' thickness
+    return Bbox.from_extents(box.x0 - reach - 1.0, box.y0, box.x1 + reach + 1.0, box.y1)
+
+
+def _padded_box(box: Bbox, others, width: int, height: int, pad: int = CELL_PAD) -> Bbox:
+    """``box`` rounded out to whole pixels and up to ``pad`` wider, less where that would meet ``others``."""
+    for grow in range(pad, -1, -1):
+        padded = Bbox.from_extents(max(math.floor(box.x0) - grow, 0), max(math.floor(box.y0) - grow, 0),
+                                   min(math.ceil(box.x1) + grow, width), min(math.ceil(box.y1) + grow, height))
+        if not any(_meet(padded, other) for other in others):
+            break
+    return padded
 
 
 MIN_CANVAS_PX = 32  # a browser size below this (a hidden or not yet laid out output) is not a figure size

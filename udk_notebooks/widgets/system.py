@@ -34,6 +34,7 @@ from ..drawing import FORCE_KINDS, Mechanism, MechanismView, animate, force_lege
 from ..plotting import OKABE_ITO
 from ..simulation import Trajectory
 from .base import Explorer, ParameterSpec
+from .views import fit_log_view
 
 __all__ = ["Curve", "MechanismPanel", "Panel", "Shade", "SystemExplorer", "SystemRun", "shaded_spans", "time_curve",
            "trust_warning"]
@@ -474,13 +475,15 @@ class SystemExplorer(Explorer):
     mechanism_view = {"margin": 0.1, "inset": 0.02, "shrink": 0.5}
 
     def view_options(self, ax) -> dict[str, float]:
-        return dict(self.mechanism_view) if ax is self._axes[0] else super().view_options(ax)
+        if ax is self._axes[0]:
+            return dict(self.mechanism_view)
+        options = super().view_options(ax)
+        if self.panels[self._axes.index(ax) - 1].nonnegative:
+            options["floor"] = 0.0  # the views stop at zero, and data near it do not move them
+        return options
 
     def _fit_views(self, result: SystemRun) -> None:
         super()._fit_views(result)
-        for panel, ax in zip(self.panels, self._axes[1:]):
-            if panel.nonnegative:
-                _stop_at_zero(ax)
         self._view.place_labels()  # the arrow labels kept apart at the views just chosen
 
     def data_limits(self, result: SystemRun):
@@ -493,10 +496,7 @@ class SystemExplorer(Explorer):
             if ys.size == 0:
                 continue
             if panel.yscale == "log":
-                lo, hi = float(ys.min()), float(ys.max())
-                wanted = _log_limits(lo, hi)
-                if tuple(ax.get_ylim()) != wanted:
-                    ax.set_ylim(*wanted)  # log views are set outright (fit_view is linear)
+                self._fit_log_view(ax, float(ys.min()), float(ys.max()))
                 y_need = None
             else:
                 lo, hi = float(ys.min()), float(ys.max())
@@ -504,8 +504,23 @@ class SystemExplorer(Explorer):
                     lo, hi = min(lo, 0.0), max(hi, 0.0)
                 y_need = _padded(lo, hi)
             x_need = None if panel.time else _padded(float(xs.min()), float(xs.max()))
+            if panel.nonnegative:  # padding must not ask for room below zero (see view_options)
+                x_need, y_need = (None if need is None else (max(need[0], 0.0), max(need[1], 0.0))
+                                  for need in (x_need, y_need))
             limits[ax] = (x_need, y_need)
         return limits
+
+    def _fit_log_view(self, ax, lo: float, hi: float) -> None:
+        """Whole decades around the data, kept while they serve (:func:`~udk_notebooks.widgets.views.fit_log_view`).
+
+        Log views are fitted here, not by :func:`fit_view` (linear): values at rounding level wander
+        by a decade from run to run, and a view that followed each decade would redraw its panel on
+        almost every change. The first result gets a view of its own.
+        """
+        view = None if self.result is None else tuple(ax.get_ylim())
+        new = fit_log_view(view, _log_need(lo, hi))
+        if new is not None:
+            ax.set_ylim(*new)
 
 
 class MechanismPanel:
@@ -586,14 +601,6 @@ def _panel_legend(ax, ncol: int):
                      borderaxespad=0.0, borderpad=0.0)
 
 
-def _stop_at_zero(ax) -> None:
-    """Move a view's lower end up to zero where it runs below (its data are never negative)."""
-    for get, put in ((ax.get_xlim, ax.set_xlim), (ax.get_ylim, ax.set_ylim)):
-        lo, hi = get()
-        if lo < 0.0 < hi:
-            put(0.0, hi)
-
-
 def _padded(lo: float, hi: float, share: float = 0.06) -> tuple[float, float]:
     span = hi - lo
     if span <= 1e-12 * max(1.0, abs(lo), abs(hi)):
@@ -601,9 +608,9 @@ def _padded(lo: float, hi: float, share: float = 0.06) -> tuple[float, float]:
     return lo - share * span, hi + share * span
 
 
-def _log_limits(lo: float, hi: float) -> tuple[float, float]:
-    lo, hi = min(max(lo, 1e-300), 1e300), min(max(hi, 1e-300), 1e300)
-    return 10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi) + 1e-12)
+def _log_need(lo: float, hi: float) -> tuple[float, float]:
+    """Positive values a log view can show: ``(lo, hi)`` kept within 1e-300 to 1e300."""
+    return min(max(lo, 1e-300), 1e300), min(max(hi, 1e-300), 1e300)
 
 
 def trust_warning(trajectory: Trajectory, drift_limit: float) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["fit_aspect_views", "fit_view", "nice_step", "slider_step"]
+__all__ = ["fit_aspect_views", "fit_log_view", "fit_view", "nice_step", "slider_step"]
 
 
 def slider_step(lo: float, hi: float) -> float:
@@ -36,15 +36,16 @@ def _needed(interval) -> tuple[float, float, float]:
     return lo, hi, width
 
 
-def _view_change(view, need, width: float, inset: float, shrink: float) -> str:
+def _view_change(view, need, width: float, inset: float, shrink: float, floor: float | None = None) -> str:
     """``"keep"`` the view, ``"grow"`` it (the data left it), ``"shrink"`` it (the data fill too little)
-    or make a ``"new"`` one (the view is empty)."""
+    or make a ``"new"`` one (the view is empty). A view that starts at ``floor`` needs no inset there."""
     lo, hi, own = _needed(need)
     v_lo, v_hi = view
     span = v_hi - v_lo
     if not span > 0:
         return "new"
-    if not (lo >= v_lo + inset * span and hi <= v_hi - inset * span):
+    at_floor = floor is not None and v_lo == floor and lo >= floor
+    if not ((at_floor or lo >= v_lo + inset * span) and hi <= v_hi - inset * span):
         return "grow"
     return "keep" if max(width, own) >= shrink * span else "shrink"
 
@@ -67,6 +68,7 @@ def fit_view(
     inset: float = 0.05,
     shrink: float = 0.25,
     width: float | None = None,
+    floor: float | None = None,
 ) -> tuple[float, float] | None:
     """New view limits for data that must stay visible, or None when the current view still serves.
 
@@ -90,22 +92,40 @@ def fit_view(
     width : float, optional
         The data's width to use instead of ``need``'s own when larger (axes with a
         fixed aspect ratio size both views from the larger width).
+    floor : float, optional
+        A value the data never go below (zero for a distance or a force's size): the
+        view stops there instead of running past it, and data close to it need no
+        ``inset`` from a view that starts at it. Without this, a view stopped at zero
+        by hand would count as "left by the data" on every change.
 
     Returns
     -------
     (float, float) or None
     """
+    if floor is not None:
+        floor = float(floor)
+        if not math.isfinite(floor):
+            raise ValueError(f"`floor` must be finite or None; got {floor!r}")
+        need = tuple(max(float(v), floor) for v in need)
     width = _needed(need)[2] if width is None else float(width)
-    change = _view_change(view, need, width, inset, shrink)
+    change = _view_change(view, need, width, inset, shrink, floor)
     if change == "keep":
         return None
+    new = _changed_view(view, need, width, margin, inset, shrink, floor, change)
+    return new if floor is None else (max(new[0], floor), max(new[1], floor + 1e-12))
+
+
+def _changed_view(view, need, width, margin, inset, shrink, floor, change) -> tuple[float, float]:
+    """The new limits of :func:`fit_view` once the view must change."""
     if change == "grow":
         # Grow over the old view as well when the data would still fill enough of the result: data
         # that swing from side to side (a winding angle, a noisy error) then settle in one view
         # instead of moving it on every change.
         both = (min(view[0], need[0], need[1]), max(view[1], need[0], need[1]))
         wide = _new_view(both, max(width, both[1] - both[0]), margin)  # the old view already had room
-        if _view_change(wide, need, width, inset, shrink) == "keep":
+        if floor is not None:
+            wide = (max(wide[0], floor), wide[1])
+        if _view_change(wide, need, width, inset, shrink, floor) == "keep":
             return wide
         return _new_view(need, width, 2 * margin)
     return _new_view(need, width, margin)
@@ -149,3 +169,54 @@ def fit_aspect_views(views, needs, *, first: bool, margin: float, inset: float, 
         lo -= math.floor((span * units[axis] - (hi - lo)) / (2 * step) + 1e-9) * step
         new[axis] = (lo, lo + span * units[axis])
     return new
+
+
+def fit_log_view(
+    view: tuple[float, float] | None,
+    need: tuple[float, float],
+    *,
+    room: float = 1.0,
+    slack: float = 4.0,
+) -> tuple[float, float] | None:
+    """New limits of a logarithmic view, whole decades, or None when the current view still serves.
+
+    The view is kept while ``need`` lies inside it and the view has at most ``slack``
+    decades more than the data span: quantities at rounding level (an integration
+    error, a constraint drift) move by a decade or two from one run to the next, and a
+    view set to their exact decades would move on almost every change. A new view has
+    ``room`` decades below the data (rounded down to a decade) and a third of that above
+    (rounded up); a view that must grow covers the old one as well while that stays
+    within ``slack``, so data that wander up and down settle in one view.
+
+    Parameters
+    ----------
+    view : (float, float) or None
+        The current limits, ``0 < lo < hi`` (None, or limits that are not, for a first view).
+    need : (float, float)
+        The smallest and largest positive value that must be visible.
+    room, slack : float, optional
+        In decades, see above; ``slack`` must exceed ``4/3 room + 2`` so that a new view is kept.
+
+    Returns
+    -------
+    (float, float) or None
+    """
+    lo, hi = sorted(float(v) for v in need)
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 < lo):
+        raise ValueError(f"`need` must be two finite positive values; got {need!r}")
+    if not (room >= 0.0 and slack >= 4.0 * room / 3.0 + 2.0):
+        raise ValueError(f"`slack` ({slack!r}) must be at least 4/3 `room` + 2 ({room!r}): a new view would not be kept")
+    lo_d, hi_d = math.log10(lo), math.log10(hi)
+    valid = view is not None and all(math.isfinite(v) and v > 0.0 for v in view) and view[0] < view[1]
+    if valid:
+        v_lo, v_hi = (math.log10(float(v)) for v in sorted(view))
+        if v_lo <= lo_d and hi_d <= v_hi and (v_hi - v_lo) - (hi_d - lo_d) <= slack:
+            return None
+    new_lo, new_hi = math.floor(lo_d - room), math.ceil(hi_d + room / 3.0)
+    if new_hi <= new_lo:
+        new_hi = new_lo + 1
+    if valid:  # grow over the old view where the data still fill enough of the result
+        both = (min(new_lo, math.floor(v_lo)), max(new_hi, math.ceil(v_hi)))
+        if (both[1] - both[0]) - (hi_d - lo_d) <= slack:
+            new_lo, new_hi = both
+    return 10.0 ** new_lo, 10.0 ** new_hi
