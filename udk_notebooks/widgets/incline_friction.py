@@ -175,9 +175,11 @@ class InclineFrictionExplorer(MechanismPanel, Explorer):
 
     # -- figure ----------------------------------------------------------------
     def make_figure(self):
-        fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
-        ax_block, ax_dist, ax_energy = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.1, 1.1]})
-        fig.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.9, wspace=0.36)
+        # 5.6 in wide, like the catalogue explorers: beside the sliders at 1366x768 with the file browser
+        # open, and unscaled in an 800 px window; the energy panel takes the whole bottom row.
+        fig = plt.figure(figsize=(5.6, 5.2))
+        grid = fig.add_gridspec(2, 2, left=0.11, right=0.98, bottom=0.09, top=0.95, wspace=0.42, hspace=0.45)
+        ax_block, ax_dist, ax_energy = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])
         titles = ("(a) block, forces", "(b) $d(t)$", "(c) energy")  # short: the keys share the row
         for ax, title in zip((ax_block, ax_dist, ax_energy), titles):
             ax.set_title(title, fontsize=9, y=1.0, pad=4, loc="left")

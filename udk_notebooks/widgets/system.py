@@ -34,6 +34,7 @@ from ..drawing import FORCE_KINDS, Mechanism, MechanismView, animate, force_lege
 from ..plotting import OKABE_ITO
 from ..simulation import Trajectory
 from .base import Explorer, ParameterSpec
+from .views import fit_view
 
 __all__ = ["Curve", "MechanismPanel", "Panel", "Shade", "SystemExplorer", "SystemRun", "shaded_spans", "time_curve",
            "trust_warning"]
@@ -173,8 +174,9 @@ class Panel:
     shade : Shade, optional
         Stretches of the run to shade (time panels only).
     nonnegative : bool, optional
-        Both plotted quantities are never negative (a distance and a force's size):
-        the views stop at zero instead of running past it.
+        The plotted values are never negative (a distance, a force's size): the y view (and,
+        for a panel that is not over time, the x view) starts at zero instead of running
+        below it, so no tick promises a negative force.
     """
 
     title: str
@@ -195,9 +197,9 @@ class Panel:
             raise ValueError(f"panel {self.title!r} needs at least one curve")
         if self.shade is not None and not self.time:
             raise ValueError(f"panel {self.title!r}: `shade` needs a time panel (time=True)")
-        if self.nonnegative and (self.time or self.yscale == "log"):
-            raise ValueError(f"panel {self.title!r}: `nonnegative` is for a linear panel of two quantities "
-                             "(time=False, yscale='linear')")
+        if self.nonnegative and (self.yscale == "log" or self.equal):
+            raise ValueError(f"panel {self.title!r}: `nonnegative` is for a linear panel of free aspect "
+                             "(yscale='linear', equal=False)")
 
 
 def time_curve(label: str, values: Callable[[SystemRun], np.ndarray], **style) -> Curve:
@@ -225,10 +227,11 @@ class SystemExplorer(Explorer):
     panels: Sequence[Panel] = ()
     heading: str = ""
     drift_limit: float = 1e-3  # largest constraint residual of a run drawn without a warning
-    # Inches at 100 dpi. One row of three cells spans JupyterLab's notebook column at 1366x768 with the
-    # file browser open (about 945 px), the sliders below it; two rows of two cells (the mechanism and
-    # three panels) leave room for the sliders beside it, so that both are on screen at once
-    # (tests/browser/test_layout_browser.py measures it).
+    # Inches at 100 dpi. Up to four cells (the mechanism and up to three panels) go in two columns,
+    # 5.6 in wide: at 1366x768 with the file browser open (a notebook column of about 930 px) the
+    # sliders fit beside the figure, so that both are on screen at once, and in an 800 px window the
+    # figure fits the column (about 610 px) unscaled, its 7 pt text at 9.7 px
+    # (tests/browser/test_layout_browser.py measures both). Five cells or more take rows of three.
     figure_width: float = 8.8
     row_height: float = 3.3
     grid_width: float = 5.6
@@ -305,7 +308,7 @@ class SystemExplorer(Explorer):
         painted once with the axes (it does not change from run to run); each line of key adds
         :data:`LEGEND_LINE` inches under its row (the gap between rows, or the bottom margin).
         """
-        columns = 3 if cells != 4 else 2
+        columns = 2 if cells <= 4 else 3
         rows = math.ceil(cells / columns)
         # lines of key under each row: the panels' keys (the mechanism's force key has a place of its own)
         lines = [0] * rows
@@ -335,7 +338,10 @@ class SystemExplorer(Explorer):
         cells = 1 + len(self.panels)
         fig, grid, columns = self._grid(cells)
         slots = [grid[i // columns, i % columns] for i in range(cells)]
+        if cells % columns:  # the last panel of an uneven count takes the rest of its row (a wide time panel)
+            slots[-1] = grid[(cells - 1) // columns, (cells - 1) % columns:]
         ax_mech = fig.add_subplot(slots[0])
+        _fill_cell(ax_mech)
         ax_mech.set_aspect("equal", adjustable="box")
         ax_mech.tick_params(labelsize=8)
         ax_mech.set_title("(a) mechanism", fontsize=9, loc="left")
@@ -478,10 +484,13 @@ class SystemExplorer(Explorer):
 
     def _fit_views(self, result: SystemRun) -> None:
         super()._fit_views(result)
-        for panel, ax in zip(self.panels, self._axes[1:]):
-            if panel.nonnegative:
-                _stop_at_zero(ax)
         self._view.place_labels()  # the arrow labels kept apart at the views just chosen
+
+    def _fit_axis(self, ax, axis, view, need, options):
+        panel = self.panels[self._axes.index(ax) - 1] if ax in self._axes[1:] else None
+        if panel is not None and panel.nonnegative and not (axis == "x" and panel.time):
+            return _fit_from_zero(view, need, options)  # a view that starts at zero, never below
+        return super()._fit_axis(ax, axis, view, need, options)
 
     def data_limits(self, result: SystemRun):
         limits = {self._axes[0]: self._view.limits(result.trajectory)}
@@ -502,8 +511,10 @@ class SystemExplorer(Explorer):
                 lo, hi = float(ys.min()), float(ys.max())
                 if panel.zero:
                     lo, hi = min(lo, 0.0), max(hi, 0.0)
-                y_need = _padded(lo, hi)
+                y_need = _from_zero(_padded(lo, hi)) if panel.nonnegative else _padded(lo, hi)
             x_need = None if panel.time else _padded(float(xs.min()), float(xs.max()))
+            if panel.nonnegative and x_need is not None:
+                x_need = _from_zero(x_need)
             limits[ax] = (x_need, y_need)
         return limits
 
@@ -586,12 +597,38 @@ def _panel_legend(ax, ncol: int):
                      borderaxespad=0.0, borderpad=0.0)
 
 
-def _stop_at_zero(ax) -> None:
-    """Move a view's lower end up to zero where it runs below (its data are never negative)."""
-    for get, put in ((ax.get_xlim, ax.set_xlim), (ax.get_ylim, ax.set_ylim)):
-        lo, hi = get()
-        if lo < 0.0 < hi:
-            put(0.0, hi)
+def _fit_from_zero(view, need, options) -> tuple[float, float] | None:
+    """:func:`~udk_notebooks.widgets.views.fit_view` for values that are never negative: a view ``(0, top)``.
+
+    The data and the view are mirrored about zero, ``(-hi, hi)`` in ``(-top, top)``, so that
+    fit_view's rules (grow when the data near the top, shrink when they fill too little,
+    round numbers) act on the top alone, and data that touch zero never count as leaving
+    the view (which would choose the same view again on every update).
+    """
+    top = max(abs(float(view[0])), abs(float(view[1])))
+    hi = max(float(need[1]), 0.0)
+    fitted = fit_view((-top, top), (-hi, hi), **options)
+    if fitted is None:
+        return None if float(view[0]) == 0.0 else (0.0, top)
+    return 0.0, float(fitted[1])
+
+
+def _fill_cell(ax) -> None:
+    """Start an equal-aspect axes with limits of its cell's own proportions, so that its box fills the cell.
+
+    The views of such an axes keep the ratio of their spans (``fit_aspect_views``): starting from
+    a square (0..1 by 0..1), a mechanism in a wide cell would stay in a square box, a third of
+    the cell left empty and the mechanism drawn smaller than it could be.
+    """
+    box = ax.get_position(original=True)
+    width, height = ax.figure.get_size_inches()
+    ax.set_xlim(0.0, box.width * width)
+    ax.set_ylim(0.0, box.height * height)
+
+
+def _from_zero(need: tuple[float, float]) -> tuple[float, float]:
+    """A need of values that are never negative: its padding stops at zero (the view starts there)."""
+    return max(need[0], 0.0), max(need[1], 0.0)
 
 
 def _padded(lo: float, hi: float, share: float = 0.06) -> tuple[float, float]:
