@@ -205,7 +205,8 @@ class InclineFrictionExplorer(MechanismPanel, Explorer):
                                             ha="center", va="bottom", fontsize=8, color=FORCE_COLORS["nonideal"])
         _title_keys(ax_dist, [("simulated", OKABE_ITO["blue"]), ("exact (dots)", "k")])
         self._dist_now = ax_dist.axvline(0.0, color="0.5", lw=1, ls=":")
-        self._regime = ax_dist.text(0.04, 0.95, "", transform=ax_dist.transAxes, va="top", fontsize=8,
+        # low in the panel: the top is where the block stops, and the "stop" mark is written there
+        self._regime = ax_dist.text(0.04, 0.04, "", transform=ax_dist.transAxes, va="bottom", fontsize=8,
                                     bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "0.8",
                                           "alpha": 0.85})
 
