@@ -245,13 +245,18 @@ def _drawn_points(ax) -> np.ndarray:
     return points[inside]
 
 
-@pytest.mark.parametrize("share", [0.0, 1.0])
-def test_legends_leave_the_curves_clear(explorer, share):
-    """No point of a drawn curve lies under a legend (a key sits beside or under its panel)."""
+def _drawn_at(explorer, share: float):
+    """The explorer's figure drawn at ``share`` of its animation (0: first instant, 1: last), and its renderer."""
     explorer.set(frame=round(share * (explorer.frames - 1)))
     figure = explorer.figure
     figure.canvas.draw()
-    renderer = figure.canvas.get_renderer()
+    return figure, figure.canvas.get_renderer()
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_legends_leave_the_curves_clear(explorer, share):
+    """No point of a drawn curve lies under a legend (a key sits beside or under its panel)."""
+    figure, renderer = _drawn_at(explorer, share)
     covered = []
     for n, ax in enumerate(figure.axes):
         legend = ax.get_legend()
@@ -331,10 +336,7 @@ def test_notes_stay_inside_their_panel(explorer, share):
     outside the pixels it restores: such a text must fit inside its panel. (Static texts, the
     keys on a title's row, may stand outside; the test above keeps them inside the figure.)
     """
-    explorer.set(frame=round(share * (explorer.frames - 1)))
-    figure = explorer.figure
-    figure.canvas.draw()
-    renderer = figure.canvas.get_renderer()
+    figure, renderer = _drawn_at(explorer, share)
     cut = []
     for n, ax in enumerate(figure.axes):
         frame = ax.bbox
