@@ -91,9 +91,8 @@ class FrictionCartPendulumExplorer(SystemExplorer):
     """
 
     updates_on_release = True  # a run with events at every stop and release: recompute when a slider is let go
-    heading = ("Block with a pendulum on a rough floor: stick and slip while the floor's load <i>N</i> swings "
-               "(slides, Ch. 9). Coulomb friction on the block, its normal force <i>N</i> from the floor's "
-               "constraint on <i>y</i><sub>1</sub>")
+    heading = ("Block and pendulum on a rough floor: Coulomb friction with the floor's normal force <i>N</i>, "
+               "which swings, so the block sticks and slips (slides, Ch. 9)")
     panels = (
         Panel("block velocity", "time t (s)", r"$\dot x_1$ (m/s)", zero=True, shade=STICKS, curves=(
             time_curve(r"block $\dot x_1$", lambda run: run.trajectory.qd[:, 0], color=OKABE_ITO["blue"], ls="-"),
