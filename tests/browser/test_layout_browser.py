@@ -33,8 +33,8 @@ from playwright.sync_api import expect
 from udk_notebooks.widgets import EXPLORERS as REGISTRY
 
 from browser_kit import (
-    MIN_TRACK, NOTEBOOK_BOX_JS, PARTS_JS, run_all, show_file_browser, slider_state, wait_figure_ready,
-    write_notebook,
+    FIGURE_SCALE_JS, MIN_TRACK, NOTEBOOK_BOX_JS, PARTS_JS, PAST_EDGE_JS, run_all, show_file_browser, slider_state,
+    wait_figure_ready, write_notebook,
 )
 
 NOTEBOOK = "udk_layout_check.ipynb"
@@ -46,13 +46,6 @@ FIGURE_TIMEOUT_MS = 90_000
 LONG_EQUATION = ("$$M\\ddot q = Q + M^{1/2}\\left(A M^{-1/2}\\right)^{+}\\left(b - A M^{-1} Q\\right)"
                  + "".join(f" + \\alpha_{{{k}}}\\beta_{{{k}}}\\gamma_{{{k}}}" for k in range(24)) + "$$")
 
-# Visible elements of an explorer whose right edge is past `limit` (the notebook's edge).
-PAST_EDGE_JS = """
-([explorer, limit]) => [...explorer.querySelectorAll('*')].filter(e => {
-  const r = e.getBoundingClientRect();
-  return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden' && r.right > limit + 1;
-}).map(e => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} ends at ${Math.round(e.getBoundingClientRect().right)}`)
-"""
 
 
 # The last cell: each figure's smallest visible text (points) and its dpi in CSS pixels (ipympl multiplies
@@ -69,14 +62,6 @@ json.dump({{type(e).__name__: [_smallest_text_pt(e.figure),
            for e in explorers}}, open({FONTS!r}, "w"))
 """
 
-# The figure's scale on the page: its canvas's width on screen over its width in CSS pixels.
-FIGURE_SCALE_JS = """
-(explorer) => {
-  const canvas = explorer.querySelector('.udk-explorer-figure .jupyter-matplotlib-canvas-div canvas');
-  if (!canvas || !canvas.width) return null;
-  return canvas.getBoundingClientRect().width / (canvas.width / window.devicePixelRatio);
-}
-"""
 
 
 def _write_notebook(root: Path) -> None:
