@@ -453,3 +453,17 @@ def test_force_panels_of_sizes_do_not_run_below_zero(name):
             assert checked, f"{name}: no force panel of sizes found"
     finally:
         explorer.close()
+
+
+def test_views_of_sizes_start_at_zero_and_keep_still():
+    """A view of values that are never negative starts at zero; data that touch zero do not move it
+    (each move costs a redraw of the panel), data past its top grow it, a view below zero is lifted."""
+    from udk_notebooks.widgets.system import _fit_from_zero
+
+    options = {"margin": 0.25, "inset": 0.05, "shrink": 0.25}
+    assert _fit_from_zero((0.0, 0.0), (0.0, 101.0), options) == (0.0, 175.0)  # first: 1.5 x 101, up to a 25
+    assert _fit_from_zero((0.0, 160.0), (0.0, 101.0), options) is None  # the same data: kept
+    assert _fit_from_zero((0.0, 160.0), (0.0, 120.0), options) is None  # touching zero, under the top: kept
+    grown = _fit_from_zero((0.0, 160.0), (0.0, 170.0), options)
+    assert grown[0] == 0.0 and grown[1] >= 170.0 / 0.95
+    assert _fit_from_zero((-40.0, 140.0), (0.0, 101.0), options) == (0.0, 140.0)  # lifted to zero
