@@ -15,6 +15,7 @@ Agg backend, drawn, and its text read from the artists:
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 import matplotlib
@@ -24,6 +25,7 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from udk_notebooks.widgets import EXPLORERS
+from udk_notebooks.widgets.views import fit_view
 
 # A unit at the end of a label: a short group of unit symbols in () or [], e.g. (m/s$^2$), (N m), [-], (1).
 UNIT = re.compile(r"[\(\[]\s*([A-Za-z0-9$^{}\\/·. \-]{1,14})\s*[\)\]]\s*$")
@@ -173,14 +175,16 @@ def test_kepler_force_panel_never_runs_below_zero():
         explorer.close()
 
 
-def test_nonnegative_panel_needs_two_linear_quantities():
+def test_nonnegative_panel_needs_a_linear_free_aspect():
+    """A time panel may be nonnegative too (a force's size over time); a log or equal-aspect one may not."""
     from udk_notebooks.widgets import Curve, Panel
 
     curve = Curve("r", lambda run: (run.trajectory.t, run.trajectory.t))
-    with pytest.raises(ValueError, match="nonnegative"):
-        Panel("size", "time t (s)", "r (m)", curves=(curve,), nonnegative=True)
+    assert Panel("size", "time t (s)", "r (m)", curves=(curve,), nonnegative=True).nonnegative
     with pytest.raises(ValueError, match="nonnegative"):
         Panel("size", "r (m)", "F (N)", curves=(curve,), time=False, yscale="log", nonnegative=True)
+    with pytest.raises(ValueError, match="nonnegative"):
+        Panel("path", "x (m)", "y (m)", curves=(curve,), time=False, equal=True, nonnegative=True)
 
 
 def test_ladder_sliders_name_their_units():
@@ -242,13 +246,18 @@ def _drawn_points(ax) -> np.ndarray:
     return points[inside]
 
 
-@pytest.mark.parametrize("share", [0.0, 1.0])
-def test_legends_leave_the_curves_clear(explorer, share):
-    """No point of a drawn curve lies under a legend (a key sits beside or under its panel)."""
+def _drawn_at(explorer, share: float):
+    """The explorer's figure drawn at ``share`` of its animation (0: first instant, 1: last), and its renderer."""
     explorer.set(frame=round(share * (explorer.frames - 1)))
     figure = explorer.figure
     figure.canvas.draw()
-    renderer = figure.canvas.get_renderer()
+    return figure, figure.canvas.get_renderer()
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_legends_leave_the_curves_clear(explorer, share):
+    """No point of a drawn curve lies under a legend (a key sits beside or under its panel)."""
+    figure, renderer = _drawn_at(explorer, share)
     covered = []
     for n, ax in enumerate(figure.axes):
         legend = ax.get_legend()
@@ -293,3 +302,170 @@ def test_double_pendulum_sliders_read_name_and_unit():
         assert set(explorer.values) == {"m1", "m2", "l1", "l2", "g", "k1", "k2", "theta", "phi", "horizon"}
     finally:
         explorer.close()
+
+
+# -- what a student reads in a narrow window, in titles and readouts ------------------------------------------
+NARROW_COLUMN_PX = 600.0
+"""Width of an explorer in JupyterLab in an 800 px wide window (about 610 px, the file browser closed):
+a wider figure is scaled down to it (tests/browser/test_layout_browser.py measures the scale)."""
+MIN_TEXT_PX = 9.0  # the smallest text a student can read on a laptop screen at 1x
+
+
+def smallest_text_px(figure) -> tuple[float, str]:
+    """The smallest visible text of ``figure`` in pixels at its own size (font size at its dpi), and that text."""
+    texts = [t for t in figure.findobj(Text) if _shown(t) and t.get_figure(root=True) is figure]
+    smallest = min(texts, key=lambda t: t.get_fontsize())
+    return smallest.get_fontsize() * figure.dpi / 72.0, smallest.get_text()
+
+
+def test_text_is_readable_in_an_800px_window(explorer):
+    """Scaled to the notebook column of an 800 px window, the smallest text is still at least 9 px."""
+    figure = explorer.figure
+    figure.canvas.draw()
+    size, text = smallest_text_px(figure)
+    width = figure.get_size_inches()[0] * figure.dpi
+    shown = size * min(1.0, NARROW_COLUMN_PX / width)
+    assert shown >= MIN_TEXT_PX, (f"{type(explorer).__name__}: a {width:.0f} px wide figure in a {NARROW_COLUMN_PX:.0f} px "
+                                  f"column shows {text!r} at {shown:.1f} px (at least {MIN_TEXT_PX})")
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_notes_stay_inside_their_panel(explorer, share):
+    """A moving note in a panel (the clock, a regime, a result line) is not cut at the panel's edge.
+
+    Moving (animated) artists are clipped to their axes, so that a blitted update never paints
+    outside the pixels it restores: such a text must fit inside its panel. (Static texts, the
+    keys on a title's row, may stand outside; the test above keeps them inside the figure.)
+    """
+    figure, renderer = _drawn_at(explorer, share)
+    cut = []
+    for n, ax in enumerate(figure.axes):
+        frame = ax.bbox
+        for text in ax.texts:
+            if not _shown(text) or not text.get_animated():
+                continue
+            box = text.get_window_extent(renderer)
+            if (box.x0 < frame.x0 - TOLERANCE or box.x1 > frame.x1 + TOLERANCE
+                    or box.y0 < frame.y0 - TOLERANCE or box.y1 > frame.y1 + TOLERANCE):
+                cut.append(f"axes {n} ({ax.get_title(loc='left')!r}): {text.get_text()!r} runs past the panel's edge")
+    assert not cut, f"{type(explorer).__name__} at frame {explorer.frame}:\n" + "\n".join(cut)
+
+
+# Code where a student expects words: a call with a keyword (CoulombFriction(normal=y1)), a dotted name
+# (udk.Contact), a name with an underscore outside math (N_wall), an object's repr.
+CODE = re.compile(r"\w\(\w+=|\b[a-z_]\w*\.[A-Za-z_]\w*\b|\b[A-Za-z]+_\w+\b")
+REPR = re.compile(r"<[\w.]+[ :][^>]*at 0x[0-9a-f]+>|<[\w.]+ object>")
+
+
+def _words(text: str) -> str:
+    """A title as read: HTML tags and entities and matplotlib's $...$ math left out."""
+    text = re.sub(r"<[^>]+>|&\w+;", " ", text)
+    return re.sub(r"\$[^$]*\$", " ", text)
+
+
+def shows_code(text: str) -> bool:
+    """True when a title or key (HTML or mathtext) holds code or an object's repr."""
+    return bool(REPR.search(text) or CODE.search(_words(text)))
+
+
+def test_code_pattern_tells_code_from_prose():
+    for code in ("CoulombFriction(normal=y1)", "udk.Contact on floor", "N_wall falls", "<Axes at 0x7f3a>",
+                 "<matplotlib.legend.Legend at 0x7f00>"):
+        assert shows_code(code), code
+    for prose in ("Block on a rough incline (Udwadia, Kalaba &amp; Fan 2005, Sec. 4)", "textbook, Eq. 3.10",
+                  "<i>N</i><sub>wall</sub> falls", r"(b) $d(t)$", r"static limit $\mu_s N$", "lecture slides, Ex. 4:14"):
+        assert not shows_code(prose), prose
+
+
+def test_titles_are_words_not_code(explorer):
+    """The heading and every panel title and key say what a student reads, not a call or a repr."""
+    heading = explorer.widget.children[1].value
+    found = [f"heading: {heading!r}"] if shows_code(heading) else []
+    for n, ax in enumerate(explorer.figure.axes):
+        for title in (ax.get_title(loc="left"), ax.get_title(), ax.get_title(loc="right")):
+            if shows_code(title):
+                found.append(f"axes {n} title {title!r}")
+        legend = ax.get_legend()
+        for text in legend.get_texts() if legend is not None else ():
+            if shows_code(text.get_text()):
+                found.append(f"axes {n} key {text.get_text()!r}")
+    assert not found, f"{type(explorer).__name__} shows code:\n" + "\n".join(found)
+
+
+def _decimals(number_format: str) -> int:
+    match = re.fullmatch(r"\.(\d+)f", number_format)
+    assert match, f"readout format {number_format!r} is not a fixed-point format"
+    return int(match.group(1))
+
+
+def test_readouts_show_each_step_and_read_alike(explorer):
+    """Each readout has a digit for its step's last decimal (one step changes it), and the sliders of
+    one explorer whose steps need at most two decimals all show two ("0.00" beside "1.00")."""
+    import ipywidgets as widgets
+
+    from udk_notebooks.widgets.base import READOUT_DECIMALS
+
+    problems, formats = [], set()
+    for name, control in explorer.controls.items():
+        if not isinstance(control, widgets.FloatSlider):
+            continue
+        needed = max(0, -math.floor(math.log10(control.step) + 1e-9))
+        shown = _decimals(control.readout_format)
+        if shown < needed:
+            problems.append(f"{name}: step {control.step:g} but readout {control.readout_format!r}")
+        counts = shown == 0 and float(control.step).is_integer()  # a number of links: "4", not "4.00"
+        if needed <= READOUT_DECIMALS and not counts:
+            formats.add(control.readout_format)
+    if len(formats) > 1:
+        problems.append(f"readouts of coarse steps differ: {sorted(formats)}")
+    assert not problems, f"{type(explorer).__name__}:\n" + "\n".join(problems)
+
+
+FORCE_UNIT = re.compile(r"\(N\)\s*$")
+PAD_BELOW_ZERO = 0.08  # share of its span a view of values that are never negative may show below zero
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "friction_cart_pendulum", "ladder", "growing_circle"])
+def test_force_panels_of_sizes_do_not_run_below_zero(name):
+    """A force panel whose curves are never negative shows no room for negative forces (at most a pad).
+
+    Checked at the defaults and with a slider at each end (the views follow the data).
+    """
+    explorer = EXPLORERS[name]()
+    try:
+        slider = next(n for n, c in explorer.controls.items() if n != "frame" and hasattr(c, "min"))
+        control = explorer.controls[slider]
+        for values in ({}, {slider: control.max}, {slider: control.min}, {slider: control.value}):
+            explorer.set(**values)
+            assert explorer.error == "", explorer.error
+            checked = 0
+            for n, ax in enumerate(explorer.figure.axes):
+                if not FORCE_UNIT.search(ax.get_ylabel()) or ax.get_yscale() != "linear":
+                    continue
+                ys = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()
+                      if line.get_transform() is ax.transData]  # not the instant's line (axes units)
+                ys = np.concatenate([y[np.isfinite(y)] for y in ys if len(y)] or [np.zeros(0)])
+                if ys.size == 0 or ys.min() < 0.0:
+                    continue
+                lo, hi = ax.get_ylim()
+                checked += 1
+                assert lo >= -PAD_BELOW_ZERO * (hi - lo), (name, values, ax.get_title(loc="left"), (lo, hi))
+                assert ys.max() <= hi, (name, values, "data above the view", ys.max(), hi)
+            assert checked, f"{name}: no force panel of sizes found"
+    finally:
+        explorer.close()
+
+
+def test_views_of_sizes_start_at_zero_and_keep_still():
+    """A view of values that are never negative (``fit_view(floor=0)``, what a ``nonnegative`` panel uses)
+    starts at zero; data that touch zero do not move it (each move costs a redraw of the panel), data past
+    its top grow it, a view below zero is lifted."""
+    options = {"margin": 0.25, "inset": 0.05, "shrink": 0.25, "floor": 0.0}
+    first = fit_view((0.0, 0.0), (0.0, 101.0), **options)
+    assert first[0] == 0.0 and first[1] >= 101.0 / 0.95, first
+    assert fit_view(first, (0.0, 101.0), **options) is None  # the same data: kept
+    assert fit_view(first, (0.0, 0.9 * first[1]), **options) is None  # touching zero, under the top: kept
+    grown = fit_view(first, (0.0, first[1] + 10.0), **options)
+    assert grown[0] == 0.0 and grown[1] >= (first[1] + 10.0) / 0.95, grown
+    lifted = fit_view((-40.0, 140.0), (0.0, 101.0), **options)
+    assert lifted is not None and lifted[0] == 0.0 and lifted[1] >= 101.0, lifted  # lifted to zero

@@ -324,7 +324,7 @@ class MechanismView:
                 for kind in FORCE_KINDS:
                     style = FORCE_STYLES[kind]
                     arrow = ax.add_patch(FancyArrowPatch(
-                        (0, 0), (0, 0), arrowstyle="-|>", mutation_scale=11, color=style["color"],
+                        (0, 0), (0, 0), arrowstyle="-|>", mutation_scale=ARROW_HEAD_PX, color=style["color"],
                         lw=style["lw"], linestyle=style["ls"], shrinkA=0, shrinkB=0, zorder=6.5 + style["z"]))  # over the bodies: never hidden
                     text = ax.text(0, 0, style["short"] if labels else "", color=style["color"], fontsize=8,
                                    fontweight="bold", ha="center", va="center", zorder=7.5)
@@ -524,12 +524,16 @@ class MechanismView:
         labels = []
         for row in self._arrows:
             for arrow, text in row:
-                if not (arrow.get_visible() and text.get_text() and id(text) in self._label_heads):
+                if not (arrow.get_visible() and id(text) in self._label_heads):
                     continue
                 head, beyond, tail = self._label_heads[id(text)]
+                length = float(np.hypot(*(to_pixels.transform(head) - to_pixels.transform(tail))))
+                # A head larger than its arrow is a blob: several such on one body made a knot of heads.
+                arrow.set_mutation_scale(min(ARROW_HEAD_PX, max(MIN_ARROW_HEAD_PX, 0.6 * length)))
+                if not text.get_text():
+                    continue
                 # A label beside an arrow shorter than itself names a dot: with the arrows of the other
                 # sites and kinds it makes a knot of letters. Such arrows go unnamed (the key names them).
-                length = float(np.hypot(*(to_pixels.transform(head) - to_pixels.transform(tail))))
                 named = length >= MIN_NAMED_ARROW_PX and bool(np.all(np.abs(head) < SANE_REACH))
                 text.set_visible(named)
                 if named:
@@ -581,6 +585,10 @@ class MechanismView:
         self.update(trajectory.q[index], float(trajectory.t[index]), forces)
 
 
+ARROW_HEAD_PX = 11.0
+"""Size of a force arrow's head (its ``mutation_scale``), in pixels, on an arrow long enough to carry it."""
+MIN_ARROW_HEAD_PX = 3.0
+"""The smallest head: a shorter arrow's head is 0.6 of its length, down to this."""
 MIN_NAMED_ARROW_PX = 14.0
 """Shortest arrow, in pixels, that gets its letter (N, L, C) beside it: about a label's height and a half."""
 LABEL_TURNS = (0.0, 45.0, -45.0, 90.0, -90.0, 135.0, -135.0, 180.0)  # degrees from the arrow's direction

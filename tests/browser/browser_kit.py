@@ -92,6 +92,23 @@ PARTS_JS = """
 }
 """
 
+# Visible elements of an explorer whose right edge is past `limit` (the notebook's edge).
+PAST_EDGE_JS = """
+([explorer, limit]) => [...explorer.querySelectorAll('*')].filter(e => {
+  const r = e.getBoundingClientRect();
+  return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden' && r.right > limit + 1;
+}).map(e => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} ends at ${Math.round(e.getBoundingClientRect().right)}`)
+"""
+
+# The figure's scale on the page: its canvas's width on screen over its width in CSS pixels.
+FIGURE_SCALE_JS = """
+(explorer) => {
+  const canvas = explorer.querySelector('.udk-explorer-figure .jupyter-matplotlib-canvas-div canvas');
+  if (!canvas || !canvas.width) return null;
+  return canvas.getBoundingClientRect().width / (canvas.width / window.devicePixelRatio);
+}
+"""
+
 
 # -- JupyterLab: open, run all, errors --------------------------------------------------------------------
 def open_notebook(page, lab, notebook: str, *, reset: bool = True):

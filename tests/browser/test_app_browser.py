@@ -7,7 +7,8 @@ renders its sliders and figure, both are in a 1366x768 window at once with slide
 tracks a student can aim at, and every kind of control on it moves with the
 keyboard and changes the figure (a FloatSlider by ArrowRight, a ToggleButtons
 button reached by Tab and pressed with Space, the ``frame`` IntSlider reached by
-Tab). The gallery links every explorer; the gallery and an explorer page pass
+Tab). Three pages are also loaded in an 800 px window: nothing past its edge, the
+figure unscaled (its text readable), tracks of a usable width. The gallery links every explorer; the gallery and an explorer page pass
 axe-core with no serious or critical violation. Voila runs with the settings of
 ``make app`` (:func:`udk_notebooks.app.voila_arguments`) but short culling times,
 so a closed page's kernel is seen to go away.
@@ -25,8 +26,8 @@ import pytest
 import psutil
 from a11y import axe_source, describe, serious_violations
 from browser_kit import (
-    LAPTOP, MIN_TRACK, PARTS_JS, check_frame_key, check_slider_key, check_toggle_key, voila_server,
-    wait_figure_ready,
+    FIGURE_SCALE_JS, LAPTOP, MIN_TRACK, PARTS_JS, PAST_EDGE_JS, check_frame_key, check_slider_key, check_toggle_key,
+    voila_server, wait_figure_ready,
 )
 
 from udk_notebooks.app import GALLERY
@@ -39,6 +40,14 @@ CULL_IDLE_TIMEOUT = 5
 CULL_INTERVAL = 1
 CULL_WAIT = 60  # seconds allowed for a kernel to go away (well under the session server's 120 s)
 A11Y_PAGE = sorted(EXPLORERS)[0]  # the explorer page axe-core checks besides the gallery
+NARROW = {"width": 800, "height": 768}
+# Pages also checked in an 800 px window: the explorers with the most controls and the widest headings (the
+# lab's layout test checks every explorer at that width).
+NARROW_PAGES = ("double_pendulum", "friction_cart_pendulum", "stabilization")
+# The smallest text of any explorer figure is 7 pt, 9.7 px at the figure's own size
+# (tests/test_explorer_labels.py::test_text_is_readable_in_an_800px_window): shown at less than this
+# share of its size it falls under 9 px.
+MIN_FIGURE_SCALE = 9.0 / (7.0 * 100.0 / 72.0)
 
 
 
@@ -177,3 +186,32 @@ def test_kernels_beyond_the_cap_are_refused_with_a_clear_page(capped_voila):
     body = refused.value.read().decode(errors="replace")
     assert "All 2 explorer sessions are in use: close an explorer tab" in body, body[-1000:]
     assert len(_kernels(pid)) == 2
+
+
+@pytest.mark.parametrize("name", NARROW_PAGES)
+def test_app_page_fits_a_narrow_window(voila, page_at, name, artifacts_dir: Path):
+    """In an 800 px window nothing of the explorer runs past the page's edge, the figure keeps its text
+    readable (it is not scaled down), the slider tracks keep their width, and a slider still moves by keyboard."""
+    url, _, _ = voila
+    page = page_at(NARROW, timeout_ms=PAGE_TIMEOUT_MS)
+    page.goto(f"{url}/voila/render/{name}.ipynb")
+    explorer = page.locator(".udk-explorer").first
+    explorer.wait_for()
+    scope = explorer.element_handle()
+    wait_figure_ready(page, scope, PAGE_TIMEOUT_MS)
+    scope.evaluate("e => e.scrollIntoView({block: 'start'})")
+    time.sleep(0.3)
+    shots = artifacts_dir / "layout"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"app-narrow-{name}.png"))
+    edge = page.evaluate("() => document.documentElement.clientWidth")
+    past = page.evaluate(PAST_EDGE_JS, [scope, edge])
+    assert not past, f"{name}: past the window's edge at {edge} px: " + "; ".join(past[:5])
+    scale = scope.evaluate(FIGURE_SCALE_JS)
+    assert scale is not None and scale >= MIN_FIGURE_SCALE, (
+        f"{name}: the figure is shown at {scale} of its size (at least {MIN_FIGURE_SCALE:.2f}, or 7 pt text "
+        "falls under 9 px)")
+    narrow = [round(w) for w in page.evaluate(PARTS_JS, scope)["tracks"] if w < MIN_TRACK]
+    assert not narrow, f"{name}: slider tracks of {narrow} px (at least {MIN_TRACK})"
+    check_slider_key(page, explorer.locator(".udk-explorer-controls > .widget-slider").first, scope,
+                     CHANGE_TIMEOUT_MS)

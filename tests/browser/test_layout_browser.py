@@ -9,7 +9,10 @@ every registered explorer (ipympl canvas): one-row figures with their sliders be
 - at both widths: no element of an explorer ends past the notebook's right edge,
   each slider track is at least ``MIN_TRACK`` px wide, dragging a slider's handle
   moves its value and selects no text, and the display equation ends inside the
-  notebook (it scrolls sideways when it is wider).
+  notebook (it scrolls sideways when it is wider);
+- at both widths: the smallest text of each figure, at the size the page shows the
+  figure (the canvas may be scaled down to the column), is at least ``MIN_TEXT_PX``.
+  The kernel writes each figure's smallest font size (points) and dpi to a JSON file.
 
 The same fit at 1366x768 in the Voila app (``make app``) is checked on each explorer's
 page by test_app_browser.py (one page load per explorer for all of a page's checks).
@@ -19,6 +22,7 @@ Screenshots of each explorer at each width go to ``test-artifacts/layout/``.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -29,30 +33,42 @@ from playwright.sync_api import expect
 from udk_notebooks.widgets import EXPLORERS as REGISTRY
 
 from browser_kit import (
-    MIN_TRACK, NOTEBOOK_BOX_JS, PARTS_JS, run_all, show_file_browser, slider_state, wait_figure_ready,
-    write_notebook,
+    FIGURE_SCALE_JS, MIN_TRACK, NOTEBOOK_BOX_JS, PARTS_JS, PAST_EDGE_JS, run_all, show_file_browser, slider_state,
+    wait_figure_ready, write_notebook,
 )
 
 NOTEBOOK = "udk_layout_check.ipynb"
+FONTS = "udk_layout_fonts.json"
+MIN_TEXT_PX = 9.0  # the smallest text a student can read on a laptop screen at 1x
 EXPLORERS = tuple(cls.__name__ for _, cls in sorted(REGISTRY.items()))
 WIDTHS = {"laptop": {"width": 1366, "height": 768}, "narrow": {"width": 800, "height": 768}}
 FIGURE_TIMEOUT_MS = 90_000
 LONG_EQUATION = ("$$M\\ddot q = Q + M^{1/2}\\left(A M^{-1/2}\\right)^{+}\\left(b - A M^{-1} Q\\right)"
                  + "".join(f" + \\alpha_{{{k}}}\\beta_{{{k}}}\\gamma_{{{k}}}" for k in range(24)) + "$$")
 
-# Visible elements of an explorer whose right edge is past `limit` (the notebook's edge).
-PAST_EDGE_JS = """
-([explorer, limit]) => [...explorer.querySelectorAll('*')].filter(e => {
-  const r = e.getBoundingClientRect();
-  return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden' && r.right > limit + 1;
-}).map(e => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} ends at ${Math.round(e.getBoundingClientRect().right)}`)
+
+
+# The last cell: each figure's smallest visible text (points) and its dpi in CSS pixels (ipympl multiplies
+# the figure's dpi by the screen's device pixel ratio).
+FONTS_CELL = f"""
+import json
+from matplotlib.text import Text
+
+def _smallest_text_pt(figure):
+    return min(t.get_fontsize() for t in figure.findobj(Text) if t.get_visible() and t.get_text().strip())
+
+json.dump({{type(e).__name__: [_smallest_text_pt(e.figure),
+                              e.figure.dpi / getattr(e.figure.canvas, "device_pixel_ratio", 1)]
+           for e in explorers}}, open({FONTS!r}, "w"))
 """
+
 
 
 def _write_notebook(root: Path) -> None:
     cells = [v4.new_markdown_cell("# Layout check\n\nA long display equation:\n\n" + LONG_EQUATION),
-             "%matplotlib widget\nimport udk_notebooks.widgets as w"]
-    write_notebook(root / NOTEBOOK, cells + [f"w.{name}()" for name in EXPLORERS])
+             "%matplotlib widget\nimport udk_notebooks.widgets as w\nexplorers = []"]
+    built = [f"explorers.append(w.{name}())\nexplorers[-1]" for name in EXPLORERS]
+    write_notebook(root / NOTEBOOK, cells + built + [FONTS_CELL])
 
 
 def _drag_moves_value(page, slider) -> tuple[float, float, str]:
@@ -88,6 +104,7 @@ def test_explorers_fit_and_drag(size, lab, page_at, artifacts_dir: Path):
     time.sleep(0.5)  # the notebook takes its new width
     explorers = page.locator(".udk-explorer")
     expect(explorers).to_have_count(len(EXPLORERS), timeout=FIGURE_TIMEOUT_MS)
+    fonts = json.loads((lab.root_dir / FONTS).read_text())
     problems = []
     for k, name in enumerate(EXPLORERS):
         explorer = explorers.nth(k)
@@ -102,6 +119,13 @@ def test_explorers_fit_and_drag(size, lab, page_at, artifacts_dir: Path):
         past = page.evaluate(PAST_EDGE_JS, [scope, notebook["right"]])
         if past:
             problems.append(f"{name}: past the notebook's edge at {notebook['right']:.0f}: " + "; ".join(past[:5]))
+        scale = scope.evaluate(FIGURE_SCALE_JS)
+        smallest_pt, dpi = fonts[name]
+        if scale is None:
+            problems.append(f"{name}: no figure canvas to measure")
+        elif smallest_pt * dpi / 72.0 * scale < MIN_TEXT_PX:
+            problems.append(f"{name}: the figure is shown at {scale:.2f} of its size, its smallest text "
+                            f"({smallest_pt:g} pt) at {smallest_pt * dpi / 72.0 * scale:.1f} px (at least {MIN_TEXT_PX})")
         narrow = [round(w) for w in parts["tracks"] if w < MIN_TRACK]
         if narrow:
             problems.append(f"{name}: slider tracks of {narrow} px (at least {MIN_TRACK})")

@@ -166,6 +166,23 @@ def unit_of(description: str) -> str | None:
     return _UNIT_WORDS.get(unit, unit) or None
 
 
+READOUT_DECIMALS = 2
+"""Decimals every slider's readout shows at least, so that the readouts of one explorer read alike
+("0.00" beside "1.00", not "0.0"); a finer step shows more, one digit per decimal of the step."""
+
+
+def readout_decimals(step: float) -> int:
+    """Decimals of a slider's readout: those of its ``step`` (each position reads differently), at least
+    :data:`READOUT_DECIMALS` (readouts of neighbouring sliders line up).
+
+    >>> readout_decimals(0.1), readout_decimals(0.01), readout_decimals(0.0001)
+    (2, 2, 4)
+    """
+    if not (isinstance(step, (int, float, np.floating)) and math.isfinite(step) and step > 0):
+        raise ValueError(f"`step` must be a positive finite number; got {step!r}")
+    return max(READOUT_DECIMALS, -int(math.floor(math.log10(step) + 1e-9)))
+
+
 def _count(value, name: str, least: int = 1) -> int:
     """A whole number of at least ``least``, or a ValueError naming the argument."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)) \
@@ -687,7 +704,7 @@ class Explorer:
             if abs(lo + round((default - lo) / finer) * finer - default) <= 1e-9 * max(1.0, abs(default)):
                 step = finer
                 break
-        decimals = max(0, -int(math.floor(math.log10(step))))
+        decimals = readout_decimals(step)
         return widgets.FloatSlider(
             value=default, min=lo, max=hi, step=step, description=name, tooltip=description,
             style={"description_width": "initial"} if len(name) > 7 else {},  # a long name (with unit) in full

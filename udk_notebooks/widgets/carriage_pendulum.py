@@ -63,7 +63,8 @@ class CarriagePendulumExplorer(SystemExplorer):
         Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
     """
 
-    heading = "Pendulum on a sprung carriage driven by F(t) = F0 sin(omega t) (lecture slides, Ex. 4:14)"
+    heading = ("Pendulum on a sprung carriage driven by <i>F</i>(<i>t</i>) = <i>F</i><sub>0</sub> sin(&omega; <i>t</i>) "
+               "(lecture slides, Ex. 4:14)")
     panels = (
         Panel(r"phase portrait of $\varphi$", r"$\varphi$ (rad)", r"$\dot\varphi$ (rad/s)", time=False,
               curves=(Curve("", _angle, color=OKABE_ITO["blue"], ls="-"),)),

@@ -83,7 +83,7 @@ class DoublePendulumExplorer(SystemExplorer):
             time_curve("angles", lambda run: run.data["minimal"].energy - run.data["minimal"].energy[0], **MINIMAL),
             time_curve("Cartesian", lambda run: run.trajectory.energy - run.trajectory.energy[0], **CARTESIAN),
         )),
-        Panel("pin reactions from $F^L$", "time t (s)", "force (N)", zero=True, curves=(
+        Panel("pin reactions from $F^L$", "time t (s)", "force (N)", zero=True, nonnegative=True, curves=(
             time_curve("at O", lambda run: _reactions(run)[0], color=OKABE_ITO["vermillion"], ls="-"),
             time_curve("at A", lambda run: _reactions(run)[1], color=OKABE_ITO["sky_blue"], ls="--"),
         )),

@@ -91,17 +91,17 @@ class FrictionCartPendulumExplorer(SystemExplorer):
     """
 
     updates_on_release = True  # a run with events at every stop and release: recompute when a slider is let go
-    heading = ("Block with a pendulum on a rough floor: stick and slip while the floor's load N swings "
-               "(slides, Ch. 9; CoulombFriction(normal=y1))")
+    heading = ("Block and pendulum on a rough floor: Coulomb friction with the floor's normal force <i>N</i>, "
+               "which swings, so the block sticks and slips (slides, Ch. 9)")
     panels = (
         Panel("block velocity", "time t (s)", r"$\dot x_1$ (m/s)", zero=True, shade=STICKS, curves=(
             time_curve(r"block $\dot x_1$", lambda run: run.trajectory.qd[:, 0], color=OKABE_ITO["blue"], ls="-"),
         )),
-        Panel("floor's normal force", "time t (s)", "force (N)", shade=STICKS, curves=(
+        Panel("floor's normal force", "time t (s)", "force (N)", nonnegative=True, shade=STICKS, curves=(
             time_curve("$N$ (floor)", _normal, color=OKABE_ITO["vermillion"], ls="-"),
             time_curve("weight $(m_1 + m_2)g$", _weight, color="0.35", ls=":", instant=False),
         )),
-        Panel("friction and its limits", "time t (s)", "force (N)", zero=True, shade=STICKS, curves=(
+        Panel("friction and its limits", "time t (s)", "force (N)", zero=True, nonnegative=True, shade=STICKS, curves=(
             time_curve("friction $|F|$", _friction, color=OKABE_ITO["bluish_green"], ls="-", lw=2.0),
             time_curve(r"static limit $\mu_s N$", _coefficient("mu_s"), color=OKABE_ITO["reddish_purple"], ls="--",
                        instant=False),

@@ -54,7 +54,8 @@ class GrowingCircleExplorer(SystemExplorer):
         Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
     """
 
-    heading = "Point on a circle of growing radius R(t) = a t + R0: a rheonomic constraint (textbook, Eq. 3.10)"
+    heading = ("Point on a circle of growing radius <i>R</i>(<i>t</i>) = <i>a t</i> + <i>R</i><sub>0</sub>: "
+               "a rheonomic constraint (textbook, Eq. 3.10)")
     panels = (
         Panel("energy and the work of $F^L$", "time t (s)", "energy (J)", zero=True, curves=(
             time_curve("h(t) - h(0)", lambda run: run.trajectory.energy - run.trajectory.energy[0],
@@ -63,7 +64,7 @@ class GrowingCircleExplorer(SystemExplorer):
             time_curve("difference", lambda run: run.trajectory.energy_balance(),
                        color=OKABE_ITO["vermillion"], ls=":", lw=2.0),
         )),
-        Panel("ideal force", "time t (s)", r"$|F^L|$ (N)", zero=True, curves=(
+        Panel("ideal force", "time t (s)", r"$|F^L|$ (N)", zero=True, nonnegative=True, curves=(
             time_curve("exact, g = 0", lambda run: run.data["exact"], color="0.6", ls="-", lw=3.0),
             time_curve("Udwadia-Kalaba", lambda run: np.linalg.norm(run.trajectory.ideal, axis=1),
                        color=OKABE_ITO["orange"], ls="--"),

@@ -175,9 +175,11 @@ class InclineFrictionExplorer(MechanismPanel, Explorer):
 
     # -- figure ----------------------------------------------------------------
     def make_figure(self):
-        fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
-        ax_block, ax_dist, ax_energy = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.1, 1.1]})
-        fig.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.9, wspace=0.36)
+        # 5.6 in wide, like the catalogue explorers: beside the sliders at 1366x768 with the file browser
+        # open, and unscaled in an 800 px window; the energy panel takes the whole bottom row.
+        fig = plt.figure(figsize=(5.6, 5.2))
+        grid = fig.add_gridspec(2, 2, left=0.11, right=0.98, bottom=0.09, top=0.95, wspace=0.42, hspace=0.45)
+        ax_block, ax_dist, ax_energy = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])
         titles = ("(a) block, forces", "(b) $d(t)$", "(c) energy")  # short: the keys share the row
         for ax, title in zip((ax_block, ax_dist, ax_energy), titles):
             ax.set_title(title, fontsize=9, y=1.0, pad=4, loc="left")
@@ -203,7 +205,8 @@ class InclineFrictionExplorer(MechanismPanel, Explorer):
                                             ha="center", va="bottom", fontsize=8, color=FORCE_COLORS["nonideal"])
         _title_keys(ax_dist, [("simulated", OKABE_ITO["blue"]), ("exact (dots)", "k")])
         self._dist_now = ax_dist.axvline(0.0, color="0.5", lw=1, ls=":")
-        self._regime = ax_dist.text(0.04, 0.95, "", transform=ax_dist.transAxes, va="top", fontsize=8,
+        # low in the panel: the top is where the block stops, and the "stop" mark is written there
+        self._regime = ax_dist.text(0.04, 0.04, "", transform=ax_dist.transAxes, va="bottom", fontsize=8,
                                     bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "0.8",
                                           "alpha": 0.85})
 

@@ -126,7 +126,7 @@ class InclinedLineExplorer(MechanismPanel, Explorer):
         table = parameter_table(inclined_line.PARAMETERS, rename={"k": "slope"}, order=("m", "slope", "g", "c1", "c2"),
                                 units=UNITS)
         table["slope"] = (DEFAULT_SLOPE, *table["slope"][1:])
-        kwargs.setdefault("title", "Particle on the line slope&middot;x1 &minus; x2 = 0 with a nonideal force "
+        kwargs.setdefault("title", "Particle on the line <i>k x</i><sub>1</sub> &minus; <i>x</i><sub>2</sub> = 0 (<i>k</i>: the slope) with a nonideal force "
                                    "(Udwadia, Kalaba &amp; Fan 2005, Sec. 4)")
         super().__init__(self.simulate, table, extra={"horizon": self.horizon}, frames=self.steps + 1, **kwargs)
 
@@ -165,10 +165,12 @@ class InclinedLineExplorer(MechanismPanel, Explorer):
         # Text is most of a full draw's cost, and updates are blitted (see animated_artists): the
         # titles, ticks and keys are drawn once, the moving artists over them. The keys sit on the
         # title row, outside the data, so that the moving lines never cover them.
-        fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
-        ax_path, ax_acc, ax_work = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.15, 0.95]})
-        fig.subplots_adjust(left=0.07, right=0.99, bottom=0.15, top=0.9, wspace=0.4)
-        for ax, title in zip((ax_path, ax_acc, ax_work), ("(a) path, forces", "(b) accelerations",
+        # 5.6 in wide, like the catalogue explorers: beside the sliders at 1366x768 with the file browser
+        # open, and unscaled in an 800 px window; the bars of virtual work take the whole bottom row.
+        fig = plt.figure(figsize=(5.6, 5.2))
+        grid = fig.add_gridspec(2, 2, left=0.11, right=0.98, bottom=0.09, top=0.95, wspace=0.45, hspace=0.45)
+        ax_path, ax_acc, ax_work = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])
+        for ax, title in zip((ax_path, ax_acc, ax_work), ("(a) path, forces", "(b)",  # the y label says what: the keys name the lines
                                                           "(c) virtual work $v\\cdot F$")):
             ax.set_title(title, fontsize=9, y=1.0, pad=4, loc="left")
             ax.yaxis.set_major_locator(MaxNLocator(4))

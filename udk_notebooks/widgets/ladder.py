@@ -131,14 +131,15 @@ class LadderExplorer(SystemExplorer):
     updates_on_release = True  # each run locates its events: recompute when a slider is let go
     control_units = {"theta0": "rad", "mu_floor": "1", "mu_wall": "1", "L": "m", "horizon": "s"}  # (1): no unit
     drift_limit = 1e-6
-    heading = ("Ladder sliding down a wall: N_wall falls to zero and the top leaves the wall "
-               "(udk.Contact on floor and wall; frictionless: sin theta = (2/3) sin theta0)")
+    heading = ("Ladder sliding down a wall: the wall's push <i>N</i><sub>wall</sub> falls to zero and the top "
+               "leaves the wall (unilateral contacts on floor and wall; without friction it leaves at "
+               "sin &theta; = (2/3) sin &theta;<sub>0</sub>)")
     panels = (
-        Panel("normal forces", "time t (s)", "normal force (N)", zero=True, shade=FREE, curves=(
+        Panel("normal forces", "time t (s)", "normal force (N)", zero=True, nonnegative=True, shade=FREE, curves=(
             time_curve("$N$ floor", _normal(FLOOR), color=OKABE_ITO["blue"], ls="-"),
             time_curve("$N$ wall", _normal(WALL), color=OKABE_ITO["vermillion"], ls="--", lw=2.0),
         )),
-        Panel("top's distance from the wall", "time t (s)", "distance (m)", zero=True, shade=FREE, curves=(
+        Panel("top's distance from the wall", "time t (s)", "distance (m)", zero=True, nonnegative=True, shade=FREE, curves=(
             time_curve("top to wall", lambda run: run.data["wall_distance"], color=OKABE_ITO["bluish_green"],
                        ls="-"),
         )),

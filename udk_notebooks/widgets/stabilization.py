@@ -196,9 +196,12 @@ class StabilizationExplorer(Explorer):
 
     # -- figure ----------------------------------------------------------------
     def make_figure(self):
-        fig = plt.figure(figsize=(8.8, 3.3))  # fits the notebook column at 1366x768 with the file browser
-        ax_drift, ax_bob, ax_stab = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.2, 0.85, 1.0]})
-        fig.subplots_adjust(left=0.08, right=0.99, bottom=0.15, top=0.9, wspace=0.45)
+        # 5.6 in wide, like the catalogue explorers: beside the sliders at 1366x768 with the file browser
+        # open, and unscaled in an 800 px window. The drift, the subject, takes the whole top row.
+        fig = plt.figure(figsize=(5.6, 5.2))
+        grid = fig.add_gridspec(2, 2, left=0.12, right=0.98, bottom=0.085, top=0.95, wspace=0.42, hspace=0.42,
+                                width_ratios=[0.85, 1.0])
+        ax_drift, ax_bob, ax_stab = fig.add_subplot(grid[0, :]), fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
         for ax, title in zip((ax_drift, ax_bob, ax_stab), (r"(a) drift $|\varphi|$", "(b) bob",
                                                           r"(c) $|R(z)|$, $z < 0$")):
             ax.set_title(title, fontsize=9, y=1.0, pad=4, loc="left")
@@ -329,4 +332,4 @@ class StabilizationExplorer(Explorer):
             run = result.shown(m)
             shown = run is not None and j < run.t.size  # a diverged run has no bob after it stopped
             bob.set_data(([run.q[j, 0]], [run.q[j, 1]]) if shown else ([], []))
-        self._clock.set_text(f"t = {result.t[j]:.2f}")
+        self._clock.set_text(f"t = {result.t[j]:.2f} s")

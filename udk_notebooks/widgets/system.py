@@ -174,8 +174,9 @@ class Panel:
     shade : Shade, optional
         Stretches of the run to shade (time panels only).
     nonnegative : bool, optional
-        Both plotted quantities are never negative (a distance and a force's size):
-        the views stop at zero instead of running past it.
+        The plotted values are never negative (a distance, a force's size): the y view (and,
+        for a panel that is not over time, the x view) starts at zero instead of running
+        below it, so no tick promises a negative force.
     """
 
     title: str
@@ -196,9 +197,9 @@ class Panel:
             raise ValueError(f"panel {self.title!r} needs at least one curve")
         if self.shade is not None and not self.time:
             raise ValueError(f"panel {self.title!r}: `shade` needs a time panel (time=True)")
-        if self.nonnegative and (self.time or self.yscale == "log"):
-            raise ValueError(f"panel {self.title!r}: `nonnegative` is for a linear panel of two quantities "
-                             "(time=False, yscale='linear')")
+        if self.nonnegative and (self.yscale == "log" or self.equal):
+            raise ValueError(f"panel {self.title!r}: `nonnegative` is for a linear panel of free aspect "
+                             "(yscale='linear', equal=False)")
 
 
 def time_curve(label: str, values: Callable[[SystemRun], np.ndarray], **style) -> Curve:
@@ -226,10 +227,11 @@ class SystemExplorer(Explorer):
     panels: Sequence[Panel] = ()
     heading: str = ""
     drift_limit: float = 1e-3  # largest constraint residual of a run drawn without a warning
-    # Inches at 100 dpi. One row of three cells spans JupyterLab's notebook column at 1366x768 with the
-    # file browser open (about 945 px), the sliders below it; two rows of two cells (the mechanism and
-    # three panels) leave room for the sliders beside it, so that both are on screen at once
-    # (tests/browser/test_layout_browser.py measures it).
+    # Inches at 100 dpi. Up to four cells (the mechanism and up to three panels) go in two columns,
+    # 5.6 in wide: at 1366x768 with the file browser open (a notebook column of about 930 px) the
+    # sliders fit beside the figure, so that both are on screen at once, and in an 800 px window the
+    # figure fits the column (about 610 px) unscaled, its 7 pt text at 9.7 px
+    # (tests/browser/test_layout_browser.py measures both). Five cells or more take rows of three.
     figure_width: float = 8.8
     row_height: float = 3.3
     grid_width: float = 5.6
@@ -306,7 +308,7 @@ class SystemExplorer(Explorer):
         painted once with the axes (it does not change from run to run); each line of key adds
         :data:`LEGEND_LINE` inches under its row (the gap between rows, or the bottom margin).
         """
-        columns = 3 if cells != 4 else 2
+        columns = 2 if cells <= 4 else 3
         rows = math.ceil(cells / columns)
         # lines of key under each row: the panels' keys (the mechanism's force key has a place of its own)
         lines = [0] * rows
@@ -336,7 +338,10 @@ class SystemExplorer(Explorer):
         cells = 1 + len(self.panels)
         fig, grid, columns = self._grid(cells)
         slots = [grid[i // columns, i % columns] for i in range(cells)]
+        if cells % columns:  # the last panel of an uneven count takes the rest of its row (a wide time panel)
+            slots[-1] = grid[(cells - 1) // columns, (cells - 1) % columns:]
         ax_mech = fig.add_subplot(slots[0])
+        _fill_cell(ax_mech)
         ax_mech.set_aspect("equal", adjustable="box")
         ax_mech.tick_params(labelsize=8)
         ax_mech.set_title("(a) mechanism", fontsize=9, loc="left")
@@ -599,6 +604,19 @@ def _panel_legend(ax, ncol: int):
     return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below_label, ncol=ncol,
                      fontsize=7, frameon=False, handlelength=2.0, columnspacing=0.9, handletextpad=0.4,
                      borderaxespad=0.0, borderpad=0.0)
+
+
+def _fill_cell(ax) -> None:
+    """Start an equal-aspect axes with limits of its cell's own proportions, so that its box fills the cell.
+
+    The views of such an axes keep the ratio of their spans (``fit_aspect_views``): starting from
+    a square (0..1 by 0..1), a mechanism in a wide cell would stay in a square box, a third of
+    the cell left empty and the mechanism drawn smaller than it could be.
+    """
+    box = ax.get_position(original=True)
+    width, height = ax.figure.get_size_inches()
+    ax.set_xlim(0.0, box.width * width)
+    ax.set_ylim(0.0, box.height * height)
 
 
 def _padded(lo: float, hi: float, share: float = 0.06) -> tuple[float, float]:

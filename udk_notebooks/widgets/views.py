@@ -44,6 +44,8 @@ def _view_change(view, need, width: float, inset: float, shrink: float, floor: f
     span = v_hi - v_lo
     if not span > 0:
         return "new"
+    if floor is not None and v_lo < floor:
+        return "new"  # a view running below the floor (set before it was known) shows impossible values
     at_floor = floor is not None and v_lo == floor and lo >= floor
     if not ((at_floor or lo >= v_lo + inset * span) and hi <= v_hi - inset * span):
         return "grow"
@@ -95,8 +97,9 @@ def fit_view(
     floor : float, optional
         A value the data never go below (zero for a distance or a force's size): the
         view stops there instead of running past it, and data close to it need no
-        ``inset`` from a view that starts at it. Without this, a view stopped at zero
-        by hand would count as "left by the data" on every change.
+        ``inset`` from a view that starts at it, and a view that runs below it is
+        replaced. Without this, a view stopped at zero by hand would count as "left
+        by the data" on every change.
 
     Returns
     -------
