@@ -188,3 +188,21 @@ def test_compiled_trammel_takes_the_fast_path_and_matches_the_general_route():
         assert_same(motion, general(M, Q, A, b))
         # the sliders are massless and unloaded: no constraint force on them (a massless body passes forces on)
         np.testing.assert_allclose(motion.ideal[:2], 0.0, atol=1e-12 * np.abs(motion.ideal).max())
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(0, 20), n=st.integers(1, 6))
+def test_scale_rows_small_route_gives_the_same_numbers(seed, m, n):
+    """The per-row factors on Python floats (up to 16 rows) against ldexp by the frexp exponents, bit for bit."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(m, n)) * 10.0 ** rng.integers(-320, 308, size=(m, 1))
+    b = rng.normal(size=m) * 10.0 ** rng.integers(-320, 308, size=m)
+    if m:
+        A[rng.integers(m)] = 0.0
+    size = np.abs(A).max(axis=-1, initial=0.0)
+    _, exponent = np.frexp(size)
+    shift = np.where(size > 0, exponent - 1, 0)
+    with np.errstate(over="ignore"):
+        expected = np.ldexp(A, -shift[:, None]), np.ldexp(b, -shift)
+        got = core.scale_rows(A, b)
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])

@@ -329,9 +329,40 @@ def scale_rows(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     multiplied by 1e10, would otherwise hide the others). A zero row is kept.
     """
     size = np.abs(A).max(axis=-1, initial=0.0)
+    if A.ndim == 2 and A.shape[0] <= _SMALL_ROWS:
+        factors = _row_factors(size.tolist())
+        if factors is not None:
+            return A * factors[:, None], b * factors
     _, exponent = np.frexp(size)  # size = f 2^e with f in [0.5, 1)
     shift = np.where(size > 0, exponent - 1, 0)  # a zero (or non-finite) row stays as it is
     return np.ldexp(A, -shift[..., None]), np.ldexp(b, -shift)
+
+
+_SMALL_ROWS = 16
+"""Up to this many rows (one system), :func:`scale_rows` computes its factors on Python floats."""
+
+
+def _row_factors(sizes: list) -> np.ndarray | None:
+    """The powers of two ``2^-(e - 1)`` that :func:`scale_rows` divides by, as factors; None outside ``2^+-1000``.
+
+    Multiplying by an exact power of two rounds exactly as ``ldexp`` does (once,
+    to nearest), so the scaled rows are the same numbers; for a few rows this
+    costs a third of the array route. A zero row keeps the factor one, as
+    there; a non-finite or extreme size (the factor itself would overflow)
+    is left to the array route.
+    """
+    factors = []
+    for size in sizes:
+        if size == 0.0:
+            factors.append(1.0)
+            continue
+        if not math.isfinite(size):
+            return None
+        exponent = math.frexp(size)[1]
+        if not -1000 < exponent < 1000:
+            return None
+        factors.append(math.ldexp(1.0, 1 - exponent))
+    return np.array(factors)
 
 
 def _exponent(x: float) -> int:
@@ -565,7 +596,7 @@ def _check_semidefinite(M, rank_rtol, mass_unit=1.0, eig=None) -> np.ndarray:
     """Eigenvalues of ``M`` (``eig`` if given), or a ValueError when one is below ``-rank_rtol`` times the largest."""
     if eig is None:
         eig = np.linalg.eigvalsh(M)
-    if eig[0] < -rank_rtol * np.abs(eig).max():
+    if eig[0] < -rank_rtol * max(-eig[0], eig[-1]):  # ascending: the largest magnitude is at an end
         raise ValueError(
             f"`M` must be positive semi-definite; its smallest eigenvalue is {eig[0] * mass_unit:.3e} "
             f"(largest {eig[-1] * mass_unit:.3e}; a negative eigenvalue counts as rounding only above "
