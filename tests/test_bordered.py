@@ -219,3 +219,17 @@ def test_scale_rows_small_route_gives_the_same_numbers(seed, m, n):
         expected = np.ldexp(A, -shift[:, None]), np.ldexp(b, -shift)
         got = core.scale_rows(A, b)
     assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(theta=st.floats(-4.0, 4.0), rate=st.floats(-5.0, 5.0), c=st.floats(0.05, 0.95), mA=st.floats(0.0, 5.0),
+       mB=st.floats(0.0, 5.0), m=st.floats(0.1, 5.0), g=st.floats(0.0, 20.0), l=st.floats(0.2, 3.0))
+def test_trammel_minimal_rate_equals_minimal_acceleration(theta, rate, c, mA, mB, m, g, l):
+    """The explorer's float right-hand side of the one-coordinate route is Lagrange's equation as written out."""
+    from udk_notebooks.examples import singular_mass
+
+    params = dict(m=m, g=g, l=l, c=c, mA=mA, mB=mB)
+    got = singular_mass.minimal_rate(**params)(0.0, np.array([theta, rate]))
+    expected = float(singular_mass.minimal_acceleration(theta, rate, **params))
+    assert got[0] == rate
+    assert abs(got[1] - expected) <= 1e-12 * max(1.0, abs(expected))
