@@ -186,6 +186,11 @@ def udwadia_kalaba(
     eigenvalue of ``M`` so that both terms have the same scale). Because
     ``A q'' = b``, ``M_A q'' - Q_b = M q'' - Q``, so the forces returned
     still satisfy ``M q'' = Q + F^L + F^C`` and the virtual-work properties.
+    Where the saddle-point matrix ``[[M / s, A^T], [A, 0]]`` is well enough
+    conditioned to vouch that this route finds a unique motion
+    (:func:`bordered_rcond`), one LU factorization of it gives the same
+    motion at a fraction of the cost; nearly dependent rows and ``[M; A]``
+    near a loss of rank are left to the augmented form.
 
     References
     ----------
