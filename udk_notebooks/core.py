@@ -188,7 +188,7 @@ def udwadia_kalaba(
     still satisfy ``M q'' = Q + F^L + F^C`` and the virtual-work properties.
     Where the saddle-point matrix ``[[M / s, A^T], [A, 0]]`` is well enough
     conditioned to vouch that this route finds a unique motion
-    (:func:`bordered_rcond`), one LU factorization of it gives the same
+    (the threshold is derived in ``_bordered_rcond``), one LU factorization of it gives the same
     motion at a fraction of the cost; nearly dependent rows and ``[M; A]``
     near a loss of rank are left to the augmented form.
 
@@ -647,7 +647,7 @@ def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit=1.0, e
     return Motion(qdd=motion.qdd, impressed=Q, ideal=motion.ideal, nonideal=motion.nonideal)
 
 
-def bordered_rcond(size: int, rank_rtol: float = RANK_RTOL) -> float:
+def _bordered_rcond(size: int, rank_rtol: float = RANK_RTOL) -> float:
     """Smallest reciprocal condition number (1-norm) of the saddle-point matrix that :func:`_solve_bordered` accepts.
 
     With ``K = [[M / s, A^T], [A, 0]]`` of order ``N = size`` (``s`` the
@@ -687,7 +687,7 @@ def _solve_bordered(M, Q, A, b, C, scale, rank_rtol) -> Motion | None:
     the range of ``A^T``, whose virtual work is that of ``C``: Eq. 11).
 
     Returns None (the caller decides) unless the estimated reciprocal
-    condition number of ``K`` exceeds :func:`bordered_rcond` and ``q''`` and
+    condition number of ``K`` exceeds :func:`_bordered_rcond` and ``q''`` and
     ``F^L`` are finite; both are known before ``C`` is called. For a handful of coordinates this is four LAPACK calls where
     the augmented form needs an SVD, a Cholesky factorization and ``dgglse``.
     """
@@ -701,7 +701,7 @@ def _solve_bordered(M, Q, A, b, C, scale, rank_rtol) -> Motion | None:
     if info != 0:
         return None
     rcond, info = lapack.dgecon(lu, lapack.dlange("1", K))
-    if info != 0 or not rcond > bordered_rcond(size, rank_rtol):  # NaN in K fails here
+    if info != 0 or not rcond > _bordered_rcond(size, rank_rtol):  # NaN in K fails here
         return None
     x, info = lapack.dgetrs(lu, piv, np.concatenate((Q / scale, b)))
     qdd = x[:n]
