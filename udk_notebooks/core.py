@@ -187,10 +187,10 @@ def udwadia_kalaba(
     ``A q'' = b``, ``M_A q'' - Q_b = M q'' - Q``, so the forces returned
     still satisfy ``M q'' = Q + F^L + F^C`` and the virtual-work properties.
     Where the saddle-point matrix ``[[M / s, A^T], [A, 0]]`` is well enough
-    conditioned to vouch that this route finds a unique motion
-    (the threshold is derived in ``_bordered_rcond``), one LU factorization of it gives the same
-    motion at a fraction of the cost; nearly dependent rows and ``[M; A]``
-    near a loss of rank are left to the augmented form.
+    conditioned to vouch that this route finds a unique motion (the
+    threshold is derived in ``_bordered_rcond``), one LU factorization of it
+    gives the same motion at a fraction of the cost; nearly dependent rows
+    and ``[M; A]`` near a loss of rank are left to the augmented form.
 
     References
     ----------
