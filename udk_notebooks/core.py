@@ -186,6 +186,11 @@ def udwadia_kalaba(
     eigenvalue of ``M`` so that both terms have the same scale). Because
     ``A q'' = b``, ``M_A q'' - Q_b = M q'' - Q``, so the forces returned
     still satisfy ``M q'' = Q + F^L + F^C`` and the virtual-work properties.
+    Where the saddle-point matrix ``[[M / s, A^T], [A, 0]]`` is well enough
+    conditioned to vouch that this route finds a unique motion (the
+    threshold is derived in ``_bordered_rcond``), one LU factorization of it
+    gives the same motion at a fraction of the cost; nearly dependent rows
+    and ``[M; A]`` near a loss of rank are left to the augmented form.
 
     References
     ----------
@@ -329,9 +334,40 @@ def scale_rows(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     multiplied by 1e10, would otherwise hide the others). A zero row is kept.
     """
     size = np.abs(A).max(axis=-1, initial=0.0)
+    if A.ndim == 2 and A.shape[0] <= _SMALL_ROWS:
+        factors = _row_factors(size.tolist())
+        if factors is not None:
+            return A * factors[:, None], b * factors
     _, exponent = np.frexp(size)  # size = f 2^e with f in [0.5, 1)
     shift = np.where(size > 0, exponent - 1, 0)  # a zero (or non-finite) row stays as it is
     return np.ldexp(A, -shift[..., None]), np.ldexp(b, -shift)
+
+
+_SMALL_ROWS = 16
+"""Up to this many rows (one system), :func:`scale_rows` computes its factors on Python floats."""
+
+
+def _row_factors(sizes: list) -> np.ndarray | None:
+    """The powers of two ``2^-(e - 1)`` that :func:`scale_rows` divides by, as factors; None outside ``2^+-1000``.
+
+    Multiplying by an exact power of two rounds exactly as ``ldexp`` does (once,
+    to nearest), so the scaled rows are the same numbers; for a few rows this
+    costs a third of the array route. A zero row keeps the factor one, as
+    there; a non-finite or extreme size (the factor itself would overflow)
+    is left to the array route.
+    """
+    factors = []
+    for size in sizes:
+        if size == 0.0:
+            factors.append(1.0)
+            continue
+        if not math.isfinite(size):
+            return None
+        exponent = math.frexp(size)[1]
+        if not -1000 < exponent < 1000:
+            return None
+        factors.append(math.ldexp(1.0, 1 - exponent))
+    return np.array(factors)
 
 
 def _exponent(x: float) -> int:
@@ -376,10 +412,11 @@ def solve(M, Q, A, b, C=None, *, rank_rtol=RANK_RTOL, consistency_rtol=CONSISTEN
     models with a constant mass matrix pass it to skip the factorization).
     ``mass_unit`` is the scale ``M`` was divided by, used only to quote its
     eigenvalues in the caller's units in error messages. ``eigenvalues`` may
-    hold ``eigvalsh(M)``, precomputed for a constant singular ``M``: the
-    semi-definiteness check is still made, on them.
+    hold ``eigvalsh(M)``, precomputed for a constant ``M`` whose Cholesky
+    factorization failed (so it is not tried again): the semi-definiteness
+    check is still made, on them.
     """
-    if factor is None:
+    if factor is None and eigenvalues is None:  # eigenvalues are passed for an M already found singular
         factor = cholesky_or_none(M, rank_rtol)
     if factor is not None:
         return _solve_factored(M, factor, Q, A, b, C, rank_rtol, consistency_rtol)
@@ -564,7 +601,7 @@ def _check_semidefinite(M, rank_rtol, mass_unit=1.0, eig=None) -> np.ndarray:
     """Eigenvalues of ``M`` (``eig`` if given), or a ValueError when one is below ``-rank_rtol`` times the largest."""
     if eig is None:
         eig = np.linalg.eigvalsh(M)
-    if eig[0] < -rank_rtol * np.abs(eig).max():
+    if eig[0] < -rank_rtol * max(-eig[0], eig[-1]):  # ascending: the largest magnitude is at an end
         raise ValueError(
             f"`M` must be positive semi-definite; its smallest eigenvalue is {eig[0] * mass_unit:.3e} "
             f"(largest {eig[-1] * mass_unit:.3e}; a negative eigenvalue counts as rounding only above "
@@ -575,11 +612,21 @@ def _check_semidefinite(M, rank_rtol, mass_unit=1.0, eig=None) -> np.ndarray:
 
 
 def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit=1.0, eigenvalues=None) -> Motion:
-    """Augmented form ``M + s A^+ A`` for a positive semi-definite ``M`` (``eigenvalues``: its, if known)."""
+    """Augmented form ``M + s A^+ A`` for a positive semi-definite ``M`` (``eigenvalues``: its, if known).
+
+    The saddle-point system (:func:`_solve_bordered`) answers first where its
+    condition number vouches that this route would find the same unique
+    motion; everything else (nearly dependent rows, ``[M; A]`` near a loss of
+    rank, non-finite values) is decided here.
+    """
     eig = _check_semidefinite(M, rank_rtol, mass_unit, eigenvalues)
     top = max(eig[-1], 0.0)
     n = M.shape[0]
     scale = top if top > 0 else 1.0
+    if A.shape[0]:
+        motion = _solve_bordered(M, Q, A, b, C, scale, rank_rtol)
+        if motion is not None:
+            return motion
     if A.shape[0]:
         U, s, Vt = _svd(A)
         rank = int(np.count_nonzero(s > rank_rtol * s[0])) if s[0] > 0 else 0
@@ -598,6 +645,76 @@ def _solve_singular(M, Q, A, b, C, rank_rtol, consistency_rtol, mass_unit=1.0, e
         )
     motion = _solve_factored(M_A, L, Q_b, A, b, C, rank_rtol, consistency_rtol)
     return Motion(qdd=motion.qdd, impressed=Q, ideal=motion.ideal, nonideal=motion.nonideal)
+
+
+def _bordered_rcond(size: int, rank_rtol: float = RANK_RTOL) -> float:
+    """Smallest reciprocal condition number (1-norm) of the saddle-point matrix that :func:`_solve_bordered` accepts.
+
+    With ``K = [[M / s, A^T], [A, 0]]`` of order ``N = size`` (``s`` the
+    largest eigenvalue of ``M``, rows of ``A`` scaled to unit size):
+
+    * ``sigma_min(A) >= sigma_min(K)`` and ``sigma_max(A) <= ||K||`` (apply
+      ``K`` to ``(0, u)``), so ``cond(A) <= cond(K)``: far below
+      ``1 / rank_rtol``, the rows count as independent for the general route
+      too, and ``A q'' = b`` is consistent;
+    * for a unit ``v``, ``||K (v, 0)||^2 = ||M v / s||^2 + ||A v||^2`` is at
+      most ``max(1, ||A||^2)`` times ``v^T (M + s A^+ A) v / s``, so the
+      smallest eigenvalue of the general route's ``M_A = M + s A^+ A`` is at
+      least ``s / cond_2(K)^2``, and each of its equilibrated Cholesky pivots
+      (``cholesky_or_none``; its diagonal is at most ``2 s``) at least half of
+      ``1 / cond_2(K)^2``.
+
+    ``cond_2 <= N cond_1``, and LAPACK's estimate of ``cond_1`` can fall short
+    of it (a factor of ten is allowed for that), so requiring
+    ``rcond_1 > 10 N sqrt(2 rank_rtol)`` keeps every pivot above
+    ``rank_rtol``: a matrix accepted here is one the general route accepts.
+    """
+    return 10.0 * size * math.sqrt(2.0 * rank_rtol)
+
+
+def _solve_bordered(M, Q, A, b, C, scale, rank_rtol) -> Motion | None:
+    """Singular ``M``: the saddle-point system ``M q'' = Q + F``, ``A q'' = b`` by one LU factorization.
+
+    ``K = [[M / s, A^T], [A, 0]]`` is nonsingular exactly when ``A`` has full
+    row rank and ``[M; A]`` full column rank (the encyclopedia article's
+    condition for unique accelerations with a singular ``M``). Then its
+    solution is the motion of the augmented form ``M + s A^+ A`` (Udwadia &
+    Phohomsiri 2006): both are the unique ``q''`` with ``A q'' = b`` whose
+    constraint force ``M q'' - Q`` lies in the range of ``A^T``. The ideal
+    force is ``F^L = M q'' - Q`` (the 2005 paper's Eq. 8 with ``C = 0``); a
+    nonideal ``C`` (a callable one receives ``F^L``) adds the ``x_c`` of
+    ``K (x_c, mu) = (C / s, 0)``, and ``F^C = M x_c`` (``C`` minus a force in
+    the range of ``A^T``, whose virtual work is that of ``C``: Eq. 11).
+
+    Returns None (the caller decides) unless the estimated reciprocal
+    condition number of ``K`` exceeds :func:`_bordered_rcond` and ``q''`` and
+    ``F^L`` are finite; both are known before ``C`` is called. For a handful of coordinates this is four LAPACK calls where
+    the augmented form needs an SVD, a Cholesky factorization and ``dgglse``.
+    """
+    n, m = M.shape[0], A.shape[0]
+    size = n + m
+    K = np.zeros((size, size))
+    K[:n, :n] = M / scale
+    K[:n, n:] = A.T
+    K[n:, :n] = A
+    lu, piv, info = lapack.dgetrf(K)
+    if info != 0:
+        return None
+    rcond, info = lapack.dgecon(lu, lapack.dlange("1", K))
+    if info != 0 or not rcond > _bordered_rcond(size, rank_rtol):  # NaN in K fails here
+        return None
+    x, info = lapack.dgetrs(lu, piv, np.concatenate((Q / scale, b)))
+    qdd = x[:n]
+    ideal = M @ qdd - Q
+    if info != 0 or not math.isfinite(qdd.sum() + ideal.sum()):
+        return None
+    if C is None:
+        return Motion(qdd=qdd, impressed=Q, ideal=ideal, nonideal=np.zeros(n))
+    # A callable C is called once, as on the general route (the contact solver's C records the holding
+    # forces it computes), so from here on its answer is final, as it would be there.
+    c = np.asarray(C(ideal) if callable(C) else C, dtype=float)
+    xc, _ = lapack.dgetrs(lu, piv, np.concatenate((c / scale, np.zeros(m))))
+    return Motion(qdd=qdd + xc[:n], impressed=Q, ideal=ideal, nonideal=M @ xc[:n])
 
 
 def _svd(X: np.ndarray, full: bool = False, uv: bool = True):

@@ -211,7 +211,7 @@ class RankMonitor:
     """
 
     def __init__(self, cm, p, t0: float, y0: np.ndarray, rtol: float = SINGULAR_RTOL):
-        self.cm, self.p, self.rtol, self.n, self.m = cm, p, rtol, cm.n, cm.m
+        self.cm, self.p, self.rtol, self.n, self.m = cm, np.asarray(p, dtype=float), rtol, cm.n, cm.m
         self.action = "stop"
         self._key = self._last = None
         self.left = self.right = None  # the reference of the sign test (see measure)
@@ -239,7 +239,10 @@ class RankMonitor:
     # -- evaluation -----------------------------------------------------------------------------
     def _matrices(self, t, y):
         n = self.n
-        M, _, A, _, _ = self.cm.evaluate(t, y[:n], y[n:], self.p)
+        if type(y) is np.ndarray and y.dtype == np.float64:  # an integrator's state: no conversion needed
+            M, _, A, *_ = self.cm._evaluate(t, y[:n], y[n:], self.p)
+        else:
+            M, _, A, _, _ = self.cm.evaluate(t, y[:n], y[n:], self.p)
         return M, A[: self.m]
 
     def measure(self, t: float, y: np.ndarray) -> _Measure:

@@ -129,9 +129,11 @@ def euler_step(rate: Callable, t, y: np.ndarray, h, k1: np.ndarray | None = None
 
 def runaway(y: np.ndarray, limit: float) -> str:
     """Why the state ``y`` counts as diverged (past ``limit``, or not finite), or ``""``."""
+    largest = float(np.abs(y).max(initial=0.0))  # NaN if any entry is NaN, inf if any is infinite
+    if largest <= limit:  # one reduction decides the common case (called at every fixed step)
+        return ""
     if not np.all(np.isfinite(y)):
         return "the state stopped being finite"
-    largest = float(np.abs(y).max(initial=0.0))
     if largest > limit:
         return f"the state grew to {largest:.3g}, past {DIVERGENCE_FACTOR:g} times its start (DIVERGENCE_FACTOR)"
     return ""

@@ -100,8 +100,8 @@ class SingularMassExplorer(SystemExplorer):
         times = np.linspace(0.0, horizon, self.samples)
         traj = simulate(cm, (0.0, horizon), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12,
                         t_eval=times, params=params)
-        minimal = solve_ivp(lambda t, y: [y[1], singular_mass.minimal_acceleration(y[0], y[1], **params)],
-                            (0.0, horizon), [theta0, 0.0], method="DOP853", rtol=1e-11, atol=1e-12, t_eval=times)
+        minimal = solve_ivp(singular_mass.minimal_rate(**params), (0.0, horizon), [theta0, 0.0], method="DOP853",
+                            rtol=1e-11, atol=1e-12, t_eval=times)
         difference = np.angle(np.exp(1j * (singular_mass.angle(traj.q) - minimal.y[0])))  # wrapped to (-pi, pi]
         eig_m, eig_augmented = _eigenvalues(cm, traj, cm.parameters(params))
         rank = int(np.linalg.matrix_rank(np.diag([mA, mB, m, m])))
