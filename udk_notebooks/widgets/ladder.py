@@ -139,8 +139,11 @@ class LadderExplorer(SystemExplorer):
             time_curve("$N$ floor", _normal(FLOOR), color=OKABE_ITO["blue"], ls="-"),
             time_curve("$N$ wall", _normal(WALL), color=OKABE_ITO["vermillion"], ls="--", lw=2.0),
         )),
-        Panel("top's distance from the wall", "time t (s)", "distance (m)", zero=True, nonnegative=True, shade=FREE, curves=(
-            time_curve("top to wall", lambda run: run.data["wall_distance"], color=OKABE_ITO["bluish_green"],
+        # in mm: the top leaves the wall by millimetres within the horizon, and tick labels in metres
+        # ("0.0025") were wide enough to push the axis label off the figure
+        Panel("top's distance from the wall", "time t (s)", "distance (mm)", zero=True, nonnegative=True, shade=FREE,
+              curves=(
+            time_curve("top to wall", lambda run: 1e3 * run.data["wall_distance"], color=OKABE_ITO["bluish_green"],
                        ls="-"),
         )),
     )
