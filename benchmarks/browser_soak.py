@@ -78,9 +78,12 @@ def run_once(tests: list[str], log: Path | None, samples: int = 1) -> tuple[bool
     if log is not None:
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(f"\n===== {' '.join(command)} -> {done.returncode}\n{output}")
-    summary = next((line for line in reversed(done.stdout.splitlines()) if line.strip()), "(no output)")
+    lines = done.stdout.splitlines()
+    summary = next((line for line in reversed(lines) if line.strip()), "(no output)").strip("= ")
     passed = done.returncode == 0 and " passed" in summary and "skipped" not in summary
-    return passed, seconds, summary.strip("= ")
+    # pytest's short summary names the failed test and its message's first line: the run's cause
+    failed = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    return passed, seconds, "; ".join([summary, *failed])
 
 
 def main(argv: list[str] | None = None) -> int:
