@@ -177,3 +177,88 @@ def test_a_degenerate_browser_size_keeps_the_figure_and_the_update_works():
                           timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().endswith("ok")
+
+
+def test_widget_messages_from_a_subshell_thread_run_on_the_main_thread(monkeypatch):
+    """Soak finding: with kernel subshells (JupyterLab >= 4.4, ipykernel 7) widget messages came on a
+    thread of their own and drew with Matplotlib beside a running cell (FreeType errors, blank figures)."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from udk_notebooks import _comm_thread
+
+    assert _comm_thread.serve_comms_on_main_thread() is False  # no kernel here: nothing to do
+    ran = []
+
+    def record(name):
+        return lambda *args: ran.append((name, threading.current_thread() is threading.main_thread(), args))
+
+    execute = record("execute_request")
+    kernel = SimpleNamespace(shell_handlers={"comm_msg": record("comm_msg"), "comm_close": record("comm_close"),
+                                             "execute_request": execute})
+    monkeypatch.setattr(_comm_thread, "_kernel", lambda: kernel)
+
+    async def kernel_main_thread():
+        assert _comm_thread.serve_comms_on_main_thread()
+        handlers = dict(kernel.shell_handlers)
+        assert _comm_thread.serve_comms_on_main_thread()  # once only: no second wrapper
+        assert kernel.shell_handlers == handlers and kernel.shell_handlers["execute_request"] is execute
+        subshell = threading.Thread(target=lambda: [handlers["comm_msg"]("stream", "id", {"n": 1}),
+                                                    handlers["comm_close"]("stream", "id", {"n": 2})])
+        subshell.start()
+        subshell.join()
+        assert ran == []  # nothing ran on the subshell's thread
+        await asyncio.sleep(0.1)  # the main thread's loop runs them, in order
+        handlers["comm_msg"]("stream", "id", {"n": 3})  # on the main thread: at once
+
+    asyncio.run(kernel_main_thread())
+    assert ran == [("comm_msg", True, ("stream", "id", {"n": 1})), ("comm_close", True, ("stream", "id", {"n": 2})),
+                   ("comm_msg", True, ("stream", "id", {"n": 3}))], ran
+
+
+SUBSHELL_TARGET_CODE = """
+import threading
+threads = []
+def _target(comm, msg):
+    comm.on_msg(lambda m: threads.append(threading.current_thread() is threading.main_thread()))
+get_ipython().kernel.comm_manager.register_target("udk_probe", _target)
+IMPORT
+print(getattr(get_ipython().kernel, "_supports_kernel_subshells", False))
+"""
+
+
+@pytest.mark.parametrize("imported", [False, True])
+def test_in_a_real_kernel_importing_the_package_moves_subshell_widget_messages_to_the_main_thread(imported):
+    """The same in ipykernel itself: a comm message sent on a subshell (as JupyterLab sends widget
+    messages by default) runs on the subshell's thread, unless udk_notebooks was imported."""
+    import uuid
+
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        def run(code: str) -> str:
+            printed = []
+            client.execute_interactive(code, timeout=60, output_hook=lambda m: printed.append(
+                m["content"].get("text", "")) if m["header"]["msg_type"] == "stream" else None)
+            return "".join(printed)
+
+        code = SUBSHELL_TARGET_CODE.replace("IMPORT", "import udk_notebooks" if imported else "")
+        if run(code).strip() != "True":
+            pytest.skip("this ipykernel has no subshells")
+        client.control_channel.send(client.session.msg("create_subshell_request", {}))
+        subshell = client.control_channel.get_msg(timeout=30)["content"]["subshell_id"]
+        comm_id = uuid.uuid4().hex
+        client.shell_channel.send(client.session.msg("comm_open", {"comm_id": comm_id, "target_name": "udk_probe",
+                                                                    "data": {}}))
+        message = client.session.msg("comm_msg", {"comm_id": comm_id, "data": {}})
+        message["header"]["subshell_id"] = subshell
+        client.shell_channel.send(message)
+        for _ in range(100):  # the message is handled a moment later, on whichever thread
+            threads = run("print(threads)").strip()
+            if threads != "[]":
+                break
+        assert threads == ("[True]" if imported else "[False]"), threads
+    finally:
+        manager.shutdown_kernel(now=True)

@@ -65,6 +65,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.transforms import Bbox, IdentityTransform
 from PIL import Image
 
+from .._comm_thread import serve_comms_on_main_thread
 from .views import fit_aspect_views, fit_view, slider_step
 
 __all__ = ["Explorer", "ParameterSpec", "has_widget_canvas", "parameter_table"]
@@ -212,6 +213,7 @@ explorer cannot come back by itself (a reopened notebook: "Error displaying widg
 # minute to build its widgets (a loaded server) still gets frames, and a kernel that no page ever
 # connects to (a notebook run headless, a Voila page closed early) stops after about two minutes.
 FIRST_FRAME_RETRIES_S = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+DELIVERY_FAILED = "Cannot send the figure to the browser"  # headline in the error area
 
 
 CONTROL_WIDTH = "344px"
@@ -339,6 +341,9 @@ class Explorer:
     ):
         if not callable(compute):
             raise TypeError(f"`compute` must be callable; got {type(compute).__name__}")
+        # Widget messages (slider moves, ipympl's requests) on the kernel's main thread: with kernel
+        # subshells they came on another thread and drew with Matplotlib while a cell did (_comm_thread).
+        serve_comms_on_main_thread()
         self.compute = compute
         self.parameters = {name: _check_row(name, row) for name, row in parameters.items()}
         self.extra = {name: _check_row(name, row) for name, row in (extra or {}).items()}
@@ -406,6 +411,7 @@ class Explorer:
         self._frames_pushed = 0  # full frames sent unasked (delivery_state)
         self._delivered = False  # a full frame went out after the front end said "initialized"
         self._delivery_error = ""  # why the last frame sent unasked could not be drawn
+        self._area_before_delivery_error = ""
         if self._live_canvas:
             figure.canvas.on_msg(self._on_canvas_message)
             _ignore_degenerate_resizes(figure.canvas)
@@ -640,19 +646,23 @@ class Explorer:
             with self._quiet():
                 self._show()
         except Exception as exc:  # a timer or comm callback must not raise: say it where the figure is
+            if not self._delivery_error:  # what the area said before (a compute error), to show again later
+                self._area_before_delivery_error = self.error_area.value
             self._delivery_error = f"{type(exc).__name__}: {exc}"
             self.error_area.value = (
-                '<div style="color:#b00020; white-space:pre-wrap"><b>Cannot send the figure to the browser</b>'
-                f"<br>{html.escape(self._delivery_error, quote=False)}<br>Trying again shortly.</div>"
+                f'<div style="color:#b00020; white-space:pre-wrap"><b>{DELIVERY_FAILED}</b>'
+                f"<br>{html.escape(self._delivery_error, quote=False)}<br>Trying again; moving a slider also "
+                "redraws it.</div>"
             )
             return False
         finally:
             if syncing:
                 canvas.syncing_data_url = True
         self._frames_pushed += 1
-        if self._delivery_error:  # the earlier failure is over: clear its message (not a compute error's)
+        if self._delivery_error:  # the earlier failure is over: show again what the area said before it
             self._delivery_error = ""
-            self.error_area.value = "" if not self._error else self.error_area.value
+            if DELIVERY_FAILED in self.error_area.value:  # not since replaced by an update's message
+                self.error_area.value = self._area_before_delivery_error
         return True
 
     def delivery_state(self) -> dict[str, Any]:
