@@ -31,8 +31,12 @@ Left out, with the reason: test_explore_browser.py (keyboard on every control ki
 ``udk.explore``: no failure mode of its own beyond "keyboard", and it costs about 40 s a run);
 the other lessons and app pages (the same code paths, many times the cost); the layout and
 site tests (they measure boxes and static pages, nothing that a loaded machine changes).
-Measured under load (2 cores, load 8 to 13, beside other work) with all five: a run took
-about 6 min, of which the explore test about 40 s and the reopened lesson about 60 s.
+Measured under load (2 cores shared with other work, one burner): with the explore test too, a
+run took 386 s at load 8 (explore 39 s); the set above took 378 to 396 s a run at load 14 to 18
+(JupyterLab start 32 s, lesson 01 54 s, first drag 59 s, reopened lesson 98 s, Voila start 46 s,
+app page 22 s, teardown 14 s). So 20 runs take about an hour only below load 5 or so (a quiet
+machine beside one burner); at load 15 they take two hours, and every test in the set is there
+for a failure mode of its own.
 
 Each run is kept light: one latency sample instead of ten (``UDK_LATENCY_SAMPLES=1``), no
 xdist workers, Chromium and JupyterLab started once per run. Run from the repository root::
