@@ -34,9 +34,10 @@ site tests (they measure boxes and static pages, nothing that a loaded machine c
 Measured under load (2 cores shared with other work, one burner): with the explore test too, a
 run took 386 s at load 8 (explore 39 s); the set above took 378 to 396 s a run at load 14 to 18
 (JupyterLab start 32 s, lesson 01 54 s, first drag 59 s, reopened lesson 98 s, Voila start 46 s,
-app page 22 s, teardown 14 s), and 483 s at load 16 to 19. At such a load 20 runs take two hours
-or more; the hour holds only on a machine whose sole other load is the burner. Every test in the
-set is there for a failure mode of its own, so none was dropped to make the hour.
+app page 22 s, teardown 14 s), 483 s at load 16 to 19, and 183 to 209 s at load 11 to 15. So 20
+runs take about an hour at load 11 (the burner beside other work) and two hours or more at load 16
+and above. Every test in the set is there for a failure mode of its own, so none was dropped to
+make the hour.
 
 Each run is kept light: one latency sample instead of ten (``UDK_LATENCY_SAMPLES=1``), no
 xdist workers, Chromium and JupyterLab started once per run. Run from the repository root::
