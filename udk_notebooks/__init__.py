@@ -49,6 +49,13 @@ def __dir__() -> list[str]:
 
 __version__ = "0.1.0"
 
+# In a Jupyter kernel, widget messages are handled on the main thread, never beside a running cell
+# (kernel subshells ran them on threads of their own: Matplotlib races, see _comm_thread). Cheap: no
+# import beyond asyncio and threading, nothing done outside a kernel.
+from ._comm_thread import serve_comms_on_main_thread as _serve_comms_on_main_thread  # noqa: E402
+
+_serve_comms_on_main_thread()
+
 __all__ = [
     # solver core
     "Motion",

@@ -234,6 +234,76 @@ def wait_figure_changed(page, scope, before: str, timeout_ms: float, polling="ra
                                   polling=polling).json_value()
 
 
+# Every ipympl canvas and Output image on the page: its size, whether it shows pixels, and the
+# error box of the explorer around it (what a failure report needs when a figure never shows).
+FIGURES_ON_PAGE_JS = """
+() => [...document.querySelectorAll('.jupyter-matplotlib-canvas-div canvas:first-child, .widget-output img')].map(e => {
+  const explorer = e.closest('.udk-explorer');
+  const error = explorer && explorer.querySelector('.udk-explorer-error');
+  const shown = (() => {
+    if (e.tagName !== 'CANVAS') return !!e.src;
+    if (!e.width || !e.height) return false;
+    const empty = document.createElement('canvas');
+    empty.width = e.width; empty.height = e.height;
+    return e.toDataURL() !== empty.toDataURL();
+  })();
+  return {kind: e.tagName.toLowerCase(), width: e.width, height: e.height, shown: shown,
+          explorer: !!explorer, error: error ? error.textContent.trim() : ''};
+})
+"""
+# Kernel code: how each live explorer's figure is delivered (read by a second client on the kernel).
+DELIVERY_CODE = """
+import gc as _gc
+from udk_notebooks.widgets.base import Explorer as _Explorer
+for _e in _gc.get_objects():
+    if isinstance(_e, _Explorer) and not _e.closed:
+        print(type(_e).__name__, _e.delivery_state())
+"""
+
+
+def figure_report(page, *, lab=None, log_tail: str | None = None) -> str:
+    """Why a figure may not show: the page's figures, the browser console, the kernel's explorers, its log.
+
+    ``lab`` (a JupyterLab server with one notebook session) adds what the kernel says of each live
+    explorer's delivery (:meth:`udk_notebooks.widgets.base.Explorer.delivery_state`) and the server log,
+    which holds the kernel's own error output; ``log_tail`` is a log to quote instead (Voila's).
+    """
+    parts = []
+    try:
+        parts.append("figures on the page: " + json.dumps(page.evaluate(FIGURES_ON_PAGE_JS)))
+    except Exception as exc:  # the page itself is gone: say so and go on
+        parts.append(f"figures on the page: not readable ({exc})")
+    console = getattr(page, "udk_console", None)
+    if console is not None:
+        parts.append("browser console (last 30):\n  " + "\n  ".join(console[-30:] or ["(empty)"]))
+    if lab is not None:
+        try:
+            parts.append("explorers in the kernel:\n" + kernel_print(lab, DELIVERY_CODE))
+        except Exception as exc:
+            parts.append(f"explorers in the kernel: not readable ({type(exc).__name__}: {exc})")
+        log_tail = lab.log_tail(3000)
+    if log_tail is not None:
+        parts.append("server log (tail):\n" + log_tail)
+    return "\n".join(parts)
+
+
+def wait_figure_shown(page, scope, timeout_ms: float, *, what: str, lab=None, log_tail=None,
+                      shot: Path | None = None) -> float:
+    """Wait until the figure in ``scope`` shows pixels; fail with :func:`figure_report` if it does not.
+
+    Returns the seconds it took (a slow first frame under load is worth seeing in the log).
+    """
+    started = time.monotonic()
+    try:
+        wait_figure_ready(page, scope, timeout_ms)
+    except Exception:
+        if shot is not None:
+            page.screenshot(path=str(shot))
+        pytest.fail(f"{what}: no figure showed within {timeout_ms / 1000:.0f} s\n"
+                    + figure_report(page, lab=lab, log_tail=log_tail() if callable(log_tail) else log_tail))
+    return time.monotonic() - started
+
+
 def settled_figure(page, scope, quiet_s: float = 0.2, cap_s: float = 5.0) -> str:
     """The figure's signature once it has not changed for ``quiet_s`` (late frames of a redraw)."""
     deadline = time.monotonic() + cap_s

@@ -190,6 +190,11 @@ def page_at(chromium):
         context = chromium.new_context(viewport=viewport)
         page = context.new_page()
         page.set_default_timeout(timeout_ms)
+        # The browser console, for failure reports (browser_kit.figure_report): errors of the widget
+        # front ends (a model that failed to render, a lost comm) show only there.
+        page.udk_console = []
+        page.on("console", lambda message: page.udk_console.append(f"{message.type}: {message.text[:500]}"))
+        page.on("pageerror", lambda error: page.udk_console.append(f"pageerror: {str(error)[:500]}"))
         made.append((context, page))
         return page
 

@@ -27,7 +27,7 @@ import psutil
 from a11y import axe_source, describe, serious_violations
 from browser_kit import (
     FIGURE_SCALE_JS, LAPTOP, MIN_TRACK, PARTS_JS, PAST_EDGE_JS, check_frame_key, check_slider_key, check_toggle_key,
-    voila_server, wait_figure_ready,
+    figure_report, voila_server, wait_figure_ready, wait_figure_shown,
 )
 
 from udk_notebooks.app import GALLERY
@@ -107,22 +107,28 @@ def _check_fit(page, name: str, scope, artifacts_dir: Path) -> None:
 
 @pytest.mark.parametrize("name", sorted(EXPLORERS))
 def test_app_page_fits_and_every_control_moves_the_figure_by_keyboard(voila, page, name, artifacts_dir: Path):
-    url, _, _ = voila
+    url, log_path, _ = voila
     page.goto(f"{url}/voila/render/{name}.ipynb")
     explorer = page.locator(".udk-explorer").first
     explorer.wait_for()
     scope = explorer.element_handle()
-    wait_figure_ready(page, scope, PAGE_TIMEOUT_MS)
+    wait_figure_shown(page, scope, PAGE_TIMEOUT_MS, what=f"app page {name}", shot=artifacts_dir / f"app-{name}.png",
+                      log_tail=lambda: log_path.read_text(errors="replace")[-3000:])
     _no_code(page)
     _check_fit(page, name, scope, artifacts_dir)
 
     # keyboard: the first parameter slider, then by Tab a toggle button (where the explorer has one) and
     # the frame slider; each must move and redraw (the figure is drawn in the kernel: the value got there)
     slider = explorer.locator(".udk-explorer-controls > .widget-slider").first
-    check_slider_key(page, slider, scope, CHANGE_TIMEOUT_MS)
-    if explorer.locator(".widget-toggle-buttons").count():
-        check_toggle_key(page, scope, CHANGE_TIMEOUT_MS)
-    check_frame_key(page, scope, CHANGE_TIMEOUT_MS)
+    try:
+        check_slider_key(page, slider, scope, CHANGE_TIMEOUT_MS)
+        if explorer.locator(".widget-toggle-buttons").count():
+            check_toggle_key(page, scope, CHANGE_TIMEOUT_MS)
+        check_frame_key(page, scope, CHANGE_TIMEOUT_MS)
+    except Exception as exc:  # a Playwright timeout or a wrong value: with what the page and Voila said
+        page.screenshot(path=str(artifacts_dir / f"app-{name}.png"))
+        pytest.fail(f"app page {name}: {type(exc).__name__}: {exc}\n"
+                    + figure_report(page, log_tail=log_path.read_text(errors="replace")[-3000:]))
     page.screenshot(path=str(artifacts_dir / f"app-{name}.png"))
 
     if name == A11Y_PAGE:

@@ -25,7 +25,7 @@ from playwright.sync_api import expect
 
 from browser_kit import (
     FOCUS_JS, LAPTOP, check_frame_key, check_slider_key, check_toggle_key, error_texts, kernel_print, press_until,
-    run_all, settled_figure, tab_to, wait_figure_ready, write_notebook,
+    run_all, settled_figure, tab_to, wait_figure_shown, write_notebook,
 )
 
 NOTEBOOK = "explore_a_new_model.ipynb"
@@ -61,11 +61,8 @@ def test_a_new_model_is_explored_and_every_control_moves_by_keyboard(lab, page_a
     expect(slider, "the explorer made no slider for the model parameter l").to_be_visible(timeout=FIGURE_TIMEOUT_MS)
     slider.scroll_into_view_if_needed()
     cell = slider.element_handle().evaluate_handle("(s) => s.closest('.jp-Cell')")
-    try:
-        wait_figure_ready(page, cell, FIGURE_TIMEOUT_MS)
-    except Exception:
-        page.screenshot(path=str(artifacts_dir / "explore-no-figure.png"))
-        pytest.fail("no figure shows in the explorer's cell (ipympl canvas or Output image)")
+    wait_figure_shown(page, cell, FIGURE_TIMEOUT_MS, lab=lab, shot=artifacts_dir / "explore-no-figure.png",
+                      what="no figure shows in the explorer's cell (ipympl canvas or Output image)")
     before = _kernel_state(lab)
 
     # the FloatSlider: one ArrowRight, the figure changes, and the kernel has the slider's value

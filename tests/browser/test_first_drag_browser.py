@@ -16,8 +16,8 @@ import pytest
 from playwright.sync_api import expect
 
 from browser_kit import (
-    FIGURE_JS, KERNEL_IDLE, KERNEL_TIMEOUT_MS, LAPTOP, assert_no_errors, explorer_values, run_all,
-    wait_figure_changed, wait_figure_ready,
+    FIGURE_JS, KERNEL_IDLE, KERNEL_TIMEOUT_MS, LAPTOP, assert_no_errors, explorer_values, figure_report, run_all,
+    wait_figure_changed, wait_figure_shown,
 )
 
 CHANGE_TIMEOUT_MS = 60_000  # these explorers run several simulations per update
@@ -57,7 +57,7 @@ def _first_drag(lesson, lab, page, artifacts_dir: Path) -> None:
     slider = explorer.locator(".widget-slider").first
     slider.scroll_into_view_if_needed()
     scope = explorer.element_handle()
-    wait_figure_ready(page, scope, CHANGE_TIMEOUT_MS)
+    wait_figure_shown(page, scope, CHANGE_TIMEOUT_MS, lab=lab, shot=shot, what=f"{lesson}: {class_name}")
     before_values = explorer_values(lab, class_name)
     before_figure = page.evaluate(FIGURE_JS, scope)["sig"]
 
@@ -78,7 +78,7 @@ def _first_drag(lesson, lab, page, artifacts_dir: Path) -> None:
     except Exception:
         page.screenshot(path=str(shot))
         pytest.fail(f"{lesson}: the figure did not change after dragging {name!r} to {shown} "
-                    f"(browser events during the drag: {events})")
+                    f"(browser events during the drag: {events})\n" + figure_report(page, lab=lab))
     expect(statusbar).to_contain_text(KERNEL_IDLE, timeout=KERNEL_TIMEOUT_MS)
     after_values = explorer_values(lab, class_name)
     assert shown != before_values[name], f"{lesson}: the drag did not move {name!r} (still {shown})"

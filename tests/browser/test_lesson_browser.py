@@ -18,7 +18,8 @@ import pytest
 from playwright.sync_api import expect
 
 from browser_kit import (
-    Stepper, error_texts, figure, kernel_print, run_all, settled_figure, wait_figure_changed, wait_figure_ready,
+    Stepper, error_texts, figure, figure_report, kernel_print, run_all, settled_figure, wait_figure_changed,
+    wait_figure_shown,
 )
 
 LESSON = "01_explicit_equation_of_motion.ipynb"
@@ -81,12 +82,9 @@ def test_lesson_01_runs_and_slider_redraws(lab, lab_page, artifacts_dir: Path):
     slider.scroll_into_view_if_needed()
     handle = slider.locator(".noUi-handle")
     scope = slider.element_handle().evaluate_handle(SCOPE_JS)
-    try:
-        wait_figure_ready(page, scope, FIGURE_TIMEOUT_MS)
-    except Exception:
-        page.screenshot(path=str(artifacts_dir / "lesson01-no-figure.png"))
-        pytest.fail("no figure shows next to the slider: expected an ipympl canvas "
-                    "(.jupyter-matplotlib-canvas-div canvas) or an inline Output image (.widget-output img)")
+    first_frame_s = wait_figure_shown(
+        page, scope, FIGURE_TIMEOUT_MS, lab=lab, shot=artifacts_dir / "lesson01-no-figure.png",
+        what="no figure shows next to the slider (an ipympl canvas or an inline Output image)")
     settled_figure(page, scope)
     kind = figure(page, scope)["kind"]
 
@@ -95,7 +93,12 @@ def test_lesson_01_runs_and_slider_redraws(lab, lab_page, artifacts_dir: Path):
     before = figure(page, scope)["sig"]
     for _ in range(WARMUP_PRESSES):
         stepper.press()
-    wait_figure_changed(page, scope, before, CHANGE_TIMEOUT_MS)
+    try:
+        wait_figure_changed(page, scope, before, CHANGE_TIMEOUT_MS)
+    except Exception:
+        page.screenshot(path=str(artifacts_dir / "lesson01-no-change.png"))
+        pytest.fail(f"the figure did not change within {CHANGE_TIMEOUT_MS / 1000:.0f} s after {WARMUP_PRESSES} "
+                    f"key presses on the {SLIDER_LABEL!r} slider\n" + figure_report(page, lab=lab))
     settled_figure(page, scope)
 
     # Latency: keydown on the handle until the figure's pixels differ (both in-page clocks).
@@ -109,7 +112,7 @@ def test_lesson_01_runs_and_slider_redraws(lab, lab_page, artifacts_dir: Path):
         except Exception:
             page.screenshot(path=str(artifacts_dir / "lesson01-no-change.png"))
             pytest.fail(f"sample {i}: the figure did not change within {CHANGE_TIMEOUT_MS / 1000:.0f} s "
-                        f"after {key} on the {SLIDER_LABEL!r} slider")
+                        f"after {key} on the {SLIDER_LABEL!r} slider\n" + figure_report(page, lab=lab))
         key_at = page.evaluate("window.__udkKeyAt")
         assert key_at is not None, "the slider handle never saw the keydown"
         samples.append((done - key_at) / 1000)
@@ -118,7 +121,8 @@ def test_lesson_01_runs_and_slider_redraws(lab, lab_page, artifacts_dir: Path):
     problems = error_texts(page)
     if problems:  # with what the kernel's figures looked like then: a draw that fails may depend on their size
         pytest.fail("error output after moving the slider:\n" + "\n-----\n".join(t[-3000:] for t in problems)
-                    + "\nthe explorers' figures in the kernel: " + kernel_print(lab, FIGURES_CODE))
+                    + "\nthe explorers' figures in the kernel: " + kernel_print(lab, FIGURES_CODE)
+                    + "\n" + figure_report(page, lab=lab))
     slider.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts_dir / "lesson01.png"))
 
@@ -130,10 +134,12 @@ def test_lesson_01_runs_and_slider_redraws(lab, lab_page, artifacts_dir: Path):
         "p50_s": round(p50, 4),
         "p95_s": round(p95, 4),
         "samples_s": [round(s, 4) for s in samples],
+        "first_frame_s": round(first_frame_s, 2),
         "page_load_to_idle_s": round(timings["load_s"], 2),
         "run_all_s": round(timings["run_s"], 2),
     }
     (artifacts_dir / "browser-latency.json").write_text(json.dumps(report, indent=2) + "\n")
     print(f"\nbrowser slider-to-pixels latency: p50={p50 * 1000:.0f} ms p95={p95 * 1000:.0f} ms "
-          f"(n={len(samples)}, {kind} figure; page load to idle {timings['load_s']:.1f} s, "
+          f"(n={len(samples)}, {kind} figure, first frame {first_frame_s:.1f} s after the slider showed; "
+          f"page load to idle {timings['load_s']:.1f} s, "
           f"run all {timings['run_s']:.1f} s)")

@@ -71,6 +71,7 @@ from matplotlib.spines import Spine
 from matplotlib.transforms import Bbox, IdentityTransform
 from PIL import Image
 
+from .._comm_thread import serve_comms_on_main_thread
 from .views import fit_aspect_views, fit_view, slider_step
 
 __all__ = ["Explorer", "ParameterSpec", "has_widget_canvas", "parameter_table"]
@@ -229,9 +230,13 @@ OFFLINE_NOTE = (
 explorer cannot come back by itself (a reopened notebook: "Error displaying widget: model not found")."""
 
 
-# Front-end handshake of the ipympl canvas: when no "initialized" message has come this long
-# after the explorer was shown, the kernel sends the frame unasked, then again after twice the wait.
-FIRST_FRAME_RETRIES_S = (1.0, 2.0, 4.0, 8.0, 16.0)
+# Front-end handshake of the ipympl canvas: the kernel sends the first frame unasked right after the
+# explorer is shown (0 s: once the cell has run), then after each of these waits in turn until the front
+# end has said "initialized" and a frame went out after it. The waits double, so a page that takes a
+# minute to build its widgets (a loaded server) still gets frames, and a kernel that no page ever
+# connects to (a notebook run headless, a Voila page closed early) stops after about two minutes.
+FIRST_FRAME_RETRIES_S = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+DELIVERY_FAILED = "Cannot send the figure to the browser"  # headline in the error area
 
 
 CONTROL_WIDTH = "344px"
@@ -359,6 +364,9 @@ class Explorer:
     ):
         if not callable(compute):
             raise TypeError(f"`compute` must be callable; got {type(compute).__name__}")
+        # Widget messages (slider moves, ipympl's requests) on the kernel's main thread: with kernel
+        # subshells they came on another thread and drew with Matplotlib while a cell did (_comm_thread).
+        serve_comms_on_main_thread()
         self.compute = compute
         self.parameters = {name: _check_row(name, row) for name, row in parameters.items()}
         self.extra = {name: _check_row(name, row) for name, row in (extra or {}).items()}
@@ -424,6 +432,10 @@ class Explorer:
         self._front_end_ready = False
         self._retries = list(FIRST_FRAME_RETRIES_S)
         self._retry_timer = None
+        self._frames_pushed = 0  # full frames sent unasked (delivery_state)
+        self._delivered = False  # a full frame went out after the front end said "initialized"
+        self._delivery_error = ""  # why the last frame sent unasked could not be drawn
+        self._area_before_delivery_error = ""
         if self._live_canvas:
             figure.canvas.on_msg(self._on_canvas_message)
             _ignore_degenerate_resizes(figure.canvas)
@@ -625,17 +637,26 @@ class Explorer:
     # ipympl draws only when the browser asks: the front end sends "refresh" and "initialized"
     # when its model is created, the kernel answers "draw", the browser asks for that draw, and
     # only then are pixels sent. A message lost on that chain (a loaded machine) left the canvas
-    # blank for good. The explorer therefore sends the first frame itself: at once when the
-    # front end says "initialized", and, until it does, again and again on a timer.
+    # blank for good. The explorer therefore sends the first frame itself, asked or not: just
+    # after it is displayed (JupyterLab hands the frame to the canvas model once it exists), at
+    # once when the front end says "initialized" (Voila's page connects long after the kernel ran
+    # the notebook), and, until a frame has gone out after "initialized", again on a timer. A frame
+    # that cannot be drawn says why in the error area and is tried again on the timer.
     def _on_canvas_message(self, canvas, content, buffers) -> None:
         """Runs after ipympl's own handler (which stops the data-URL sync and sends the size)."""
         if isinstance(content, dict) and content.get("type") == "initialized" and not self._closed:
             self._front_end_ready = True
             self._stop_first_frame_retries()
-            self._push_frame()
+            self._delivered = self._push_frame()
+            if not self._delivered:
+                self._retries = self._retries or [FIRST_FRAME_RETRIES_S[-1]]
+                self._start_first_frame_retries()
 
-    def _push_frame(self) -> None:
-        """Send a full frame of the figure to the browser now, whether or not it asked for one."""
+    def _push_frame(self) -> bool:
+        """Send a full frame of the figure to the browser now, whether or not it asked for one.
+
+        Returns False, with the reason in the error area, when the figure cannot be drawn.
+        """
         canvas = self._figure.canvas
         syncing = getattr(canvas, "syncing_data_url", False)
         try:
@@ -649,12 +670,57 @@ class Explorer:
             self._renderer = None
             with self._quiet():
                 self._show()
+        except Exception as exc:  # a timer or comm callback must not raise: say it where the figure is
+            if not self._delivery_error:  # what the area said before (a compute error), to show again later
+                self._area_before_delivery_error = self.error_area.value
+            self._delivery_error = f"{type(exc).__name__}: {exc}"
+            self.error_area.value = (
+                f'<div style="color:#b00020; white-space:pre-wrap"><b>{DELIVERY_FAILED}</b>'
+                f"<br>{html.escape(self._delivery_error, quote=False)}<br>Trying again; moving a slider also "
+                "redraws it.</div>"
+            )
+            return False
         finally:
             if syncing:
                 canvas.syncing_data_url = True
+        self._frames_pushed += 1
+        if self._delivery_error:  # the earlier failure is over: show again what the area said before it
+            self._delivery_error = ""
+            if DELIVERY_FAILED in self.error_area.value:  # not since replaced by an update's message
+                self.error_area.value = self._area_before_delivery_error
+        return True
+
+    def delivery_state(self) -> dict[str, Any]:
+        """How the figure reaches the browser, for a report on a figure that does not show.
+
+        Returns
+        -------
+        dict
+            ``canvas`` ("ipympl" or "png"); for the ipympl canvas also ``front_end_ready`` (its
+            front end said "initialized"), ``delivered`` (a full frame went out after that),
+            ``frames_pushed`` (full frames the kernel sent unasked), ``retries_left`` (timer sends
+            still to come), ``delivery_error`` (why the last frame could not be drawn, or ""),
+            ``syncing_data_url`` (ipympl still waits for a front end), ``browser_size`` (the
+            canvas size the front end was last told, CSS pixels) and ``figure_px`` (the figure's
+            size in physical pixels).
+        """
+        if not self._live_canvas:
+            return {"canvas": "png", "shown": bool(self.view.outputs)}
+        canvas = self._figure.canvas
+        return {
+            "canvas": "ipympl",
+            "front_end_ready": self._front_end_ready,
+            "delivered": self._delivered,
+            "frames_pushed": self._frames_pushed,
+            "retries_left": len(self._retries) if self._retry_timer is not None else 0,
+            "delivery_error": self._delivery_error,
+            "syncing_data_url": bool(getattr(canvas, "syncing_data_url", False)),
+            "browser_size": tuple(getattr(canvas, "_size", ())),
+            "figure_px": tuple(canvas.get_width_height(physical=True)),
+        }
 
     def _start_first_frame_retries(self) -> None:
-        if not self._live_canvas or self._front_end_ready or self._retry_timer is not None or not self._retries:
+        if not self._live_canvas or self._delivered or self._retry_timer is not None or not self._retries:
             return
         try:
             timer = self._figure.canvas.new_timer(interval=int(1000 * self._retries[0]))
@@ -672,10 +738,10 @@ class Explorer:
 
     def _retry_first_frame(self) -> None:
         self._retry_timer = None
-        if self._closed or self._front_end_ready:
+        if self._closed or self._delivered or not self._retries:
             return
         self._retries.pop(0)
-        self._push_frame()
+        self._delivered = self._push_frame() and self._front_end_ready
         self._start_first_frame_retries()
 
     def _replace_same_cell(self) -> None:
