@@ -179,42 +179,57 @@ def test_a_degenerate_browser_size_keeps_the_figure_and_the_update_works():
     assert done.stdout.strip().endswith("ok")
 
 
-def test_widget_messages_from_a_subshell_thread_run_on_the_main_thread(monkeypatch):
+FAKE_KERNEL_CODE = """
+import asyncio
+import threading
+from types import SimpleNamespace
+
+from udk_notebooks import _comm_thread
+
+assert _comm_thread.serve_comms_on_main_thread() is False  # no kernel here: nothing to do
+ran = []
+
+
+def record(name):
+    return lambda *args: ran.append((name, threading.current_thread() is threading.main_thread(), args))
+
+
+execute = record("execute_request")
+kernel = SimpleNamespace(shell_handlers={"comm_msg": record("comm_msg"), "comm_close": record("comm_close"),
+                                         "execute_request": execute})
+_comm_thread._kernel = lambda: kernel
+
+
+async def kernel_main_thread():
+    assert _comm_thread.serve_comms_on_main_thread()
+    handlers = dict(kernel.shell_handlers)
+    assert _comm_thread.serve_comms_on_main_thread()  # once only: no second wrapper
+    assert kernel.shell_handlers == handlers and kernel.shell_handlers["execute_request"] is execute
+    subshell = threading.Thread(target=lambda: [handlers["comm_msg"]("stream", "id", {"n": 1}),
+                                                handlers["comm_close"]("stream", "id", {"n": 2})])
+    subshell.start()
+    subshell.join()
+    assert ran == [], ran  # nothing ran on the subshell's thread
+    await asyncio.sleep(0.1)  # the main thread's loop runs them, in order
+    handlers["comm_msg"]("stream", "id", {"n": 3})  # on the main thread: at once
+
+asyncio.run(kernel_main_thread())
+assert ran == [("comm_msg", True, ("stream", "id", {"n": 1})), ("comm_close", True, ("stream", "id", {"n": 2})),
+               ("comm_msg", True, ("stream", "id", {"n": 3}))], ran
+print("ok")
+"""
+
+
+def test_widget_messages_from_a_subshell_thread_run_on_the_main_thread():
     """Soak finding: with kernel subshells (JupyterLab >= 4.4, ipykernel 7) widget messages came on a
-    thread of their own and drew with Matplotlib beside a running cell (FreeType errors, blank figures)."""
-    import asyncio
-    import threading
-    from types import SimpleNamespace
+    thread of their own and drew with Matplotlib beside a running cell (FreeType errors, blank figures).
 
-    from udk_notebooks import _comm_thread
-
-    assert _comm_thread.serve_comms_on_main_thread() is False  # no kernel here: nothing to do
-    ran = []
-
-    def record(name):
-        return lambda *args: ran.append((name, threading.current_thread() is threading.main_thread(), args))
-
-    execute = record("execute_request")
-    kernel = SimpleNamespace(shell_handlers={"comm_msg": record("comm_msg"), "comm_close": record("comm_close"),
-                                             "execute_request": execute})
-    monkeypatch.setattr(_comm_thread, "_kernel", lambda: kernel)
-
-    async def kernel_main_thread():
-        assert _comm_thread.serve_comms_on_main_thread()
-        handlers = dict(kernel.shell_handlers)
-        assert _comm_thread.serve_comms_on_main_thread()  # once only: no second wrapper
-        assert kernel.shell_handlers == handlers and kernel.shell_handlers["execute_request"] is execute
-        subshell = threading.Thread(target=lambda: [handlers["comm_msg"]("stream", "id", {"n": 1}),
-                                                    handlers["comm_close"]("stream", "id", {"n": 2})])
-        subshell.start()
-        subshell.join()
-        assert ran == []  # nothing ran on the subshell's thread
-        await asyncio.sleep(0.1)  # the main thread's loop runs them, in order
-        handlers["comm_msg"]("stream", "id", {"n": 3})  # on the main thread: at once
-
-    asyncio.run(kernel_main_thread())
-    assert ran == [("comm_msg", True, ("stream", "id", {"n": 1})), ("comm_close", True, ("stream", "id", {"n": 2})),
-                   ("comm_msg", True, ("stream", "id", {"n": 3}))], ran
+    A fake kernel whose main thread runs an asyncio loop, in a fresh interpreter: a pytest worker may
+    already have a running loop in its main thread (Playwright's sync API keeps one), where
+    ``asyncio.run`` refuses to start.
+    """
+    done = subprocess.run([sys.executable, "-c", FAKE_KERNEL_CODE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
 
 
 SUBSHELL_TARGET_CODE = """
