@@ -290,12 +290,13 @@ class _Segment:
         self.budget = budget
         self._last = None  # (t, y) and the switching values there
 
+    def _correction(self, t, q, qd) -> np.ndarray | None:
+        """The stabilization's correction of ``b`` at this state (None without stabilization)."""
+        return None if self.stab is None else self.stab.correction(*self.cm.residuals(t, q, qd, self.p))
+
     def motion(self, t, y) -> tuple[Motion, np.ndarray]:
         q, qd = y[: self.n], y[self.n :]
-        correction = None
-        if self.stab is not None:
-            correction = self.stab.correction(*self.cm.residuals(t, q, qd, self.p))
-        return self.cm.solve_modes(t, q, qd, self.p, self.modes, correction)
+        return self.cm.solve_modes(t, q, qd, self.p, self.modes, self._correction(t, q, qd))
 
     def rhs(self, t, y):
         if self.budget is not None:
@@ -306,8 +307,7 @@ class _Segment:
             # No friction entry: the plain route's accelerations alone (CompiledModel.accelerations), without
             # building the force terms that only the samples need.
             q, qd = y[: self.n], y[self.n :]
-            correction = None if self.stab is None else self.stab.correction(*self.cm.residuals(t, q, qd, self.p))
-            return np.concatenate([qd, self.cm.accelerations(t, q, qd, self.p, correction)])
+            return np.concatenate([qd, self.cm.accelerations(t, q, qd, self.p, self._correction(t, q, qd))])
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
             raise _StepFailure(t, y, exc) from exc
 
@@ -365,10 +365,7 @@ class _Segment:
 
     def motion_and_normals(self, t, y):
         q, qd = y[: self.n], y[self.n :]
-        correction = None
-        if self.stab is not None:
-            correction = self.stab.correction(*self.cm.residuals(t, q, qd, self.p))
-        return self.cm.solve_contacts(t, q, qd, self.p, self.modes, correction)
+        return self.cm.solve_contacts(t, q, qd, self.p, self.modes, self._correction(t, q, qd))
 
 
 class _Impact(Exception):
