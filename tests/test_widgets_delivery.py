@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from PIL import Image
@@ -267,13 +268,18 @@ def test_in_a_real_kernel_importing_the_package_moves_subshell_widget_messages_t
         comm_id = uuid.uuid4().hex
         client.shell_channel.send(client.session.msg("comm_open", {"comm_id": comm_id, "target_name": "udk_probe",
                                                                     "data": {}}))
+        # The main shell handles messages in order: once this cell has replied, the comm exists. Without
+        # this wait the subshell could handle its message first, find no comm and drop it (seen in CI).
+        run("pass")
         message = client.session.msg("comm_msg", {"comm_id": comm_id, "data": {}})
         message["header"]["subshell_id"] = subshell
         client.shell_channel.send(message)
-        for _ in range(100):  # the message is handled a moment later, on whichever thread
+        deadline = time.monotonic() + 60
+        while True:  # the message is handled a moment later, on whichever thread
             threads = run("print(threads)").strip()
-            if threads != "[]":
+            if threads != "[]" or time.monotonic() > deadline:
                 break
+            time.sleep(0.05)
         assert threads == ("[True]" if imported else "[False]"), threads
     finally:
         manager.shutdown_kernel(now=True)
