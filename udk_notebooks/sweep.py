@@ -239,7 +239,9 @@ def sweep(
         are steps of the grid and the model has no friction contacts (then only
         those samples are kept, e.g. ``t_eval=[t_end]`` for the final states:
         no history of every step); any other option (``rtol``, ``atol``,
-        ``project``, ...) runs the members one by one.
+        ``project``, ...) runs the members one by one. Run one by one, a
+        fixed-step sweep with ``t_eval`` is sampled as ``simulate`` samples
+        it: at the ``t_eval`` times, each one stepped to, never interpolated.
 
     Returns
     -------
@@ -494,12 +496,13 @@ def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, opti
             bar.update(1)
     if bar is not None:
         bar.close()
-    # Friction switches add output times per member. Fixed-step runs share the step grid (every run
-    # holds those samples exactly); adaptive runs are sampled at `t_eval` or the first run's times.
-    if method in FIXED_STEP_METHODS:
-        t = _fixed_grid(t_span, step)
-    elif options.get("t_eval") is not None:
+    # Friction switches add output times per member. With `t_eval` every run, fixed-step or adaptive, holds
+    # exactly those samples (simulate steps to each one); without it fixed-step runs share the step grid
+    # and adaptive ones are sampled at the first run's times.
+    if options.get("t_eval") is not None:
         t = np.asarray(options["t_eval"], dtype=float)
+    elif method in FIXED_STEP_METHODS:
+        t = _fixed_grid(t_span, step)
     else:
         first = next((r for r in runs if r is not None), None)  # none at all when every member was refused
         t = np.asarray(t_span, dtype=float)[:1] if first is None else first.t
