@@ -103,6 +103,46 @@ def test_sweep_button_prints_the_notes_under_the_map():
     assert "runs refused" in explorer._sweep_output.outputs[1]["text"]
 
 
+def _unmarked_grey_cells(found) -> int:
+    """Cells the map leaves uncoloured (grey) minus the markers drawn on them: 0 when each grey cell says why."""
+    ax = found.figure.axes[0]
+    grey = int(np.ma.getmaskarray(ax.collections[0].get_array()).sum())
+    marked = sum(len(line.get_xdata()) for line in ax.lines if line.get_marker() != "*")
+    return grey - marked
+
+
+def test_a_run_without_position_drift_is_marked_zero_not_left_grey():
+    """A particle kept on ``x' = y'`` by a nonholonomic row has no ``phi``: its final drift is 0, which a log scale
+    cannot colour; before, those cells were grey with no marker and no note."""
+    x, y = dynamicsymbols("x y")
+    m, g = sm.symbols("m g", positive=True)
+    model = udk.Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2, potential_energy=m * g * y,
+                      nonholonomic=[x.diff() - y.diff()], parameters={m: 1.0, g: 9.81})
+    explorer = udk.explore(model, lambda **p: ([0.0, 0.0], [1.0, 1.0]), t_end=0.2, step=0.02)
+    found = explorer.sweep("m", "g", "final drift", n=2)
+    assert (found.values == 0.0).all() and (found.status == "zero").all()
+    assert found.notes == [f"4 of 4 runs zero, the first at m = {found.xs[0]:.4g}, g = {found.ys[0]:.4g}: "
+                           "the final drift is 0, which the log10 colour scale cannot show"]
+    assert [line.get_label() for line in found.figure.axes[0].lines][1:] == ["zero (o)"]
+    assert _unmarked_grey_cells(found) == 0
+
+
+def test_an_ok_run_whose_outcome_is_not_a_number_gets_a_status_and_a_marker():
+    from udk_notebooks.widgets.model_explorer import SweepMap
+
+    axis = np.array([0.0, 1.0])
+    logged = SweepMap("a", "b", axis, axis, np.array([[1e-3, 0.0], [np.nan, np.inf]]), "max drift", (0.5, 0.5))
+    assert logged.status.tolist() == [["ok", "zero"], ["no outcome", "no outcome"]]
+    assert logged.notes[1] == ("2 of 4 runs no outcome, the first at a = 0, b = 1: the run finished but its max drift "
+                               "is nan (not a finite number)")
+    assert _unmarked_grey_cells(logged) == 0
+    # a linear scale colours 0; the statuses given (a refused run) are kept
+    linear = SweepMap("a", "b", axis, axis, np.array([[0.0, 1.0], [np.nan, np.nan]]), "divergence", (0.5, 0.5),
+                      status=np.array([["ok", "ok"], ["ok", "refused"]], dtype=object))
+    assert linear.status.tolist() == [["ok", "ok"], ["no outcome", "refused"]]
+    assert _unmarked_grey_cells(linear) == 0
+
+
 def test_check_gain_says_which_zero_gain_leaves_the_drift():
     with pytest.raises(udk.UnstableGainError, match=r"beta = 0 leaves the position drift phi where it is"):
         udk.check_gain(Baumgarte(alpha=3.0, beta=0.0, gamma=1.0), "rk4", 0.01, 1, 1)

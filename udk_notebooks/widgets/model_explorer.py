@@ -360,7 +360,9 @@ class ModelExplorer(SystemExplorer):
             ``gain_beta = 0``: the Baumgarte error matrix has the eigenvalue 0, the amplification
             factor is 1 and the position drift is not pulled back, so :func:`~udk_notebooks.check_gain`
             refuses it), ``"diverged"``, ``"failed"``, ``"singular"``, or ``"no start"`` (the start
-            cannot be put on the constraints).
+            cannot be put on the constraints). A run that finished but whose outcome the map cannot
+            colour is ``"zero"`` (0 on a log scale: a model without position constraints has no
+            drift) or ``"no outcome"`` (not a finite number).
         """
         from ..sweep import sweep as run_sweep
 
@@ -464,8 +466,10 @@ class SweepMap:
     values : ndarray, shape (n, n)
         ``values[j, i]`` at ``(xs[i], ys[j])``; NaN where a run was refused or failed.
     status : ndarray of str, shape (n, n)
-        ``"ok"``, or why a cell has no value: ``"refused"``, ``"diverged"``, ``"failed"``,
-        ``"singular"`` (as :attr:`udk_notebooks.sweep.SweepResult.status`) or ``"no start"``.
+        ``"ok"``, or why a cell has no value (or no colour): ``"refused"``, ``"diverged"``, ``"failed"``,
+        ``"singular"`` (as :attr:`udk_notebooks.sweep.SweepResult.status`), ``"no start"``, ``"zero"``
+        (an outcome of 0 on a log scale) or ``"no outcome"`` (the run finished, its outcome is not a
+        finite number). Each has its marker (:data:`NO_VALUE_MARKERS`).
     notes : list of str
         One line per status other than ``"ok"``: how many cells, where the first is, and its message
         (a refused gain says why, e.g. ``gain_beta = 0`` does not pull the position drift back).
@@ -478,8 +482,10 @@ class SweepMap:
     def __init__(self, x, y, xs, ys, values, outcome, current, ax=None, status=None, messages=None):
         self.x, self.y, self.xs, self.ys, self.values = x, y, xs, ys, values
         self.outcome, self.current = outcome, current
-        self.status = np.full(values.shape, "ok", dtype=object) if status is None else status
+        status = np.full(values.shape, "ok", dtype=object) if status is None else status
         messages = np.full(values.shape, "", dtype=object) if messages is None else messages
+        log = outcome in ("final drift", "max drift", "max energy error")
+        self.status, messages = _undrawable_outcomes(values, status, messages, outcome, log)
         self.notes = _sweep_notes(x, y, xs, ys, self.status, messages)
         if ax is None:
             with plt.ioff():
@@ -487,7 +493,6 @@ class SweepMap:
             plt.close(figure)
         self.figure = ax.get_figure()
         shown = values
-        log = outcome in ("final drift", "max drift", "max energy error")
         if log:
             shown = np.log10(np.where(values > 0, values, np.nan))
         mesh = ax.pcolormesh(xs, ys, np.ma.masked_invalid(shown), shading="nearest", cmap="viridis")
@@ -511,8 +516,32 @@ class SweepMap:
         return buffer.getvalue()
 
 
-NO_VALUE_MARKERS = {"refused": "x", "diverged": "+", "failed": "v", "singular": "d", "no start": "s"}
+NO_VALUE_MARKERS = {"refused": "x", "diverged": "+", "failed": "v", "singular": "d", "no start": "s", "zero": "o",
+                    "no outcome": "p"}
 """Marker of a sweep map's cell without a value, by status (:attr:`SweepMap.status`)."""
+
+
+def _undrawable_outcomes(values: np.ndarray, status: np.ndarray, messages: np.ndarray, outcome: str,
+                         log: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``status`` and ``messages`` with a reason for each "ok" run whose outcome the map cannot colour.
+
+    Without it such a cell was grey like a refused run but had no marker and no
+    note. ``"zero"``: the outcome is 0 on a log scale (a model without position
+    constraints has no drift at all); ``"no outcome"``: the run finished but its
+    outcome is not a finite number. Copies; the arguments are left as they are.
+    """
+    status, messages = status.copy(), messages.copy()
+    ok = status == "ok"
+    finite = np.isfinite(values)
+    if log:
+        zero = ok & finite & ~(values > 0)
+        status[zero] = "zero"
+        messages[zero] = f"the {outcome} is 0, which the log10 colour scale cannot show"
+    missing = ok & ~finite
+    for j, i in zip(*np.nonzero(missing)):
+        status[j, i] = "no outcome"
+        messages[j, i] = f"the run finished but its {outcome} is {values[j, i]} (not a finite number)"
+    return status, messages
 
 
 def _sweep_notes(x: str, y: str, xs, ys, status: np.ndarray, messages: np.ndarray) -> list[str]:
