@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import inspect
 import math
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -364,9 +364,21 @@ class ModelExplorer(SystemExplorer):
             colour is ``"zero"`` (0 on a log scale: a model without position constraints has no
             drift) or ``"no outcome"`` (not a finite number).
         """
-        from ..sweep import sweep as run_sweep
+        values = self._check_sweep_arguments(x, y, outcome, n)
+        xs = np.linspace(self.controls[x].min, self.controls[x].max, n)
+        ys = np.linspace(self.controls[y].min, self.controls[y].max, n)
+        cells = self._sweep_cells(values, x, y, xs, ys)
+        found, status, why = self._sweep_outcomes(cells, values, outcome)
+        return SweepMap(x, y, xs, ys, found.reshape(n, n), outcome, (float(values[x]), float(values[y])), ax=ax,
+                        status=status.reshape(n, n), messages=why.reshape(n, n))
 
-        sweepable = [*self._names] + (["gain_alpha", "gain_beta"] if "gain_alpha" in self.controls else [])
+    def _sweepable(self) -> list[str]:
+        """The sliders a sweep can vary: the model parameters, and the Baumgarte gains if the explorer has them."""
+        return [*self._names] + (["gain_alpha", "gain_beta"] if "gain_alpha" in self.controls else [])
+
+    def _check_sweep_arguments(self, x: str, y: str, outcome: str, n: int) -> dict[str, Any]:
+        """The current control values, once :meth:`sweep`'s arguments pass their checks (each refusal names it)."""
+        sweepable = self._sweepable()
         for argument, name in (("x", x), ("y", y)):
             if name not in sweepable:
                 raise ValueError(f"`{argument}` must be one of {', '.join(sweepable)}; got {name!r}")
@@ -381,46 +393,63 @@ class ModelExplorer(SystemExplorer):
         values = self.values
         if values.get("stabilization", "none") != "Baumgarte" and {x, y} & {"gain_alpha", "gain_beta"}:
             raise ValueError("sweeping `gain_alpha` or `gain_beta` needs stabilization = 'Baumgarte' on the explorer")
-        xs = np.linspace(self.controls[x].min, self.controls[x].max, n)
-        ys = np.linspace(self.controls[y].min, self.controls[y].max, n)
-        members, starts, gains, why = [], [], [], []
+        return values
+
+    def _sweep_cells(self, values: Mapping[str, Any], x: str, y: str, xs: np.ndarray,
+                     ys: np.ndarray) -> list[_SweepCell]:
+        """One member per cell of the map, ``y`` slowest, every other control at ``values``.
+
+        A start that cannot be put on the constraints is NaN, with the reason in
+        ``why``: that cell becomes "no start" instead of failing the whole map.
+        """
+        cells = []
         for yv in ys:
             for xv in xs:
                 setting = {**values, x: float(xv), y: float(yv)}
                 params = {name: float(setting[name]) for name in self._names}
+                gain = self.simulate_options(setting).get("stabilization")
                 try:
                     q0, qd0, _ = self.start(params, **{name: setting[name] for name in self._start_names})
-                except Exception as exc:  # a start that cannot be put on the constraints: NaN in the map
-                    q0, qd0 = np.full(self.compiled.n, np.nan), np.full(self.compiled.n, np.nan)
-                    why.append(f"{type(exc).__name__}: {exc}")
+                except Exception as exc:  # any failure of the user's start function is this cell's reason
+                    nowhere = np.full(self.compiled.n, np.nan)
+                    cells.append(_SweepCell(params, nowhere, nowhere, gain, f"{type(exc).__name__}: {exc}"))
                 else:
-                    why.append("")
-                members.append(params)
-                starts.append((q0, qd0))
-                gains.append(self.simulate_options(setting).get("stabilization"))
-        good = [i for i, (q0, _) in enumerate(starts) if np.isfinite(q0).all()]
+                    cells.append(_SweepCell(params, q0, qd0, gain, ""))
+        return cells
+
+    def _sweep_outcomes(self, cells: list[_SweepCell], values: Mapping[str, Any],
+                        outcome: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cells with a start run as one :func:`udk_notebooks.sweep.sweep` with the explorer's method and step.
+
+        Returns ``(outcome value, status, message)`` per cell, shape (cells,) each; a cell without a start
+        keeps NaN, "no start" and its reason.
+        """
+        from ..sweep import sweep as run_sweep
+
+        found = np.full(len(cells), np.nan)
+        status = np.array(["no start"] * len(cells), dtype=object)
+        why = np.array([cell.why for cell in cells], dtype=object)
+        good = [i for i, cell in enumerate(cells) if np.isfinite(cell.q0).all()]
+        if not good:
+            return found, status, why
         options = self.simulate_options(values)
-        options.pop("stabilization", None)
+        options.pop("stabilization", None)  # one per member, from the cells
         if options["method"] not in FIXED_STEP_METHODS:
-            options.pop("t_eval")
-        grid = np.full(n * n, np.nan)
-        status = np.array(["no start"] * (n * n), dtype=object)
-        if good:
-            result = run_sweep(self.compiled, (0.0, float(values["t_end"])),
-                               np.array([starts[i][0] for i in good]), np.array([starts[i][1] for i in good]),
-                               params=[members[i] for i in good], stabilization=[gains[i] for i in good],
-                               progress=False, **options)
-            grid[good] = _outcome(self.compiled, result, outcome, [members[i] for i in good],
-                                  [gains[i] for i in good])
-            status[good] = result.status
-            for k, i in enumerate(good):
-                why[i] = result.message[k]
-        return SweepMap(x, y, xs, ys, grid.reshape(n, n), outcome, (float(values[x]), float(values[y])), ax=ax,
-                        status=status.reshape(n, n), messages=np.array(why, dtype=object).reshape(n, n))
+            options.pop("t_eval")  # adaptive members keep their own steps
+        members = [cells[i] for i in good]
+        params, gains = [cell.params for cell in members], [cell.gain for cell in members]
+        result = run_sweep(self.compiled, (0.0, float(values["t_end"])), np.array([cell.q0 for cell in members]),
+                           np.array([cell.qd0 for cell in members]), params=params, stabilization=gains,
+                           progress=False, **options)
+        found[good] = _outcome(self.compiled, result, outcome, params, gains)
+        status[good] = result.status
+        for k, i in enumerate(good):
+            why[i] = result.message[k]  # read one by one: a refused gain's message is written when first read
+        return found, status, why
 
     # -- the sweep button ---------------------------------------------------------
     def _add_sweep_button(self) -> None:
-        sweepable = [*self._names] + (["gain_alpha", "gain_beta"] if "gain_alpha" in self.controls else [])
+        sweepable = self._sweepable()
         if len(sweepable) < 2:
             return
         self._sweep_x = widgets.Dropdown(options=sweepable, value=sweepable[0], description="x",
@@ -487,26 +516,30 @@ class SweepMap:
         log = outcome in ("final drift", "max drift", "max energy error")
         self.status, messages = _undrawable_outcomes(values, status, messages, outcome, log)
         self.notes = _sweep_notes(x, y, xs, ys, self.status, messages)
+        self.figure = self._draw(ax, log)
+
+    def _draw(self, ax, log: bool):
+        """The map on ``ax`` (a new figure when None): the outcome in colour, the run on screen as a star,
+        a marker on each grey cell saying why it has no value. Returns the figure."""
         if ax is None:
             with plt.ioff():
                 figure, ax = plt.subplots(figsize=(5.0, 4.0), layout="constrained")
             plt.close(figure)
-        self.figure = ax.get_figure()
-        shown = values
-        if log:
-            shown = np.log10(np.where(values > 0, values, np.nan))
-        mesh = ax.pcolormesh(xs, ys, np.ma.masked_invalid(shown), shading="nearest", cmap="viridis")
-        self.figure.colorbar(mesh, ax=ax, label=f"log10 {outcome}" if log else outcome)
-        ax.plot(*current, marker="*", ms=14, color=OKABE_ITO["vermillion"], markeredgecolor="white",
+        shown = np.log10(np.where(self.values > 0, self.values, np.nan)) if log else self.values
+        mesh = ax.pcolormesh(self.xs, self.ys, np.ma.masked_invalid(shown), shading="nearest", cmap="viridis")
+        ax.get_figure().colorbar(mesh, ax=ax, label=f"log10 {self.outcome}" if log else self.outcome)
+        ax.plot(*self.current, marker="*", ms=14, color=OKABE_ITO["vermillion"], markeredgecolor="white",
                 label="the run on screen", ls="none")
-        X, Y = np.meshgrid(xs, ys)
+        X, Y = np.meshgrid(self.xs, self.ys)
         for name, marker in NO_VALUE_MARKERS.items():  # a grey cell says why it has no value
             where = self.status == name
             if where.any():
                 ax.plot(X[where], Y[where], ls="none", marker=marker, color="black", label=f"{name} ({marker})")
         ax.legend(fontsize=8, loc="upper right")
-        ax.set(xlabel=x, ylabel=y, title=f"{outcome} over {x} and {y} (grey: no value; markers: why)")
+        ax.set(xlabel=self.x, ylabel=self.y,
+               title=f"{self.outcome} over {self.x} and {self.y} (grey: no value; markers: why)")
         ax.set_facecolor("0.8")
+        return ax.get_figure()
 
     def _repr_png_(self):
         import io
@@ -542,6 +575,16 @@ def _undrawable_outcomes(values: np.ndarray, status: np.ndarray, messages: np.nd
         status[j, i] = "no outcome"
         messages[j, i] = f"the run finished but its {outcome} is {values[j, i]} (not a finite number)"
     return status, messages
+
+
+class _SweepCell(NamedTuple):
+    """One cell of a sweep map as :meth:`ModelExplorer.sweep` runs it: q0 and qd0 are NaN when it has no start."""
+
+    params: dict
+    q0: np.ndarray
+    qd0: np.ndarray
+    gain: Baumgarte | None
+    why: str
 
 
 def _sweep_notes(x: str, y: str, xs, ys, status: np.ndarray, messages: np.ndarray) -> list[str]:
