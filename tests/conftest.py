@@ -155,9 +155,18 @@ CELL_TIMEOUT = 600  # seconds, per cell of an executed lesson
 _LESSON_CHECKS = ("test_lesson_executes", "test_lesson_shows_no_bare_object_repr")
 
 
-def _reused_site() -> Path | None:
+def _reused_site(lessons_dir: Path) -> Path | None:
+    """The site ``UDK_SITE_DIR`` names, if it holds one; a site older than the lessons fails the tests that need it."""
     reuse = os.environ.get("UDK_SITE_DIR")
-    return Path(reuse) if reuse and (Path(reuse) / "index.html").is_file() else None
+    if not reuse or not (Path(reuse) / "index.html").is_file():
+        return None
+    from udk_notebooks.site import stale_site
+
+    reason = stale_site(reuse, lessons_dir)
+    if reason:  # its pages would test the lessons as they were, not as they are
+        pytest.fail(f"UDK_SITE_DIR={reuse} is stale: {reason}. Rebuild it (python -m udk_notebooks.site {reuse}, "
+                    "or make site for build/site) or unset UDK_SITE_DIR", pytrace=False)
+    return Path(reuse)
 
 
 @pytest.fixture(scope="session")
@@ -175,7 +184,7 @@ def executed_lessons(request, lessons_dir: Path) -> dict:
     from udk_notebooks.site import execute_lessons
 
     items = request.session.items
-    if _reused_site() is None and any("built_site" in getattr(item, "fixturenames", ()) for item in items):
+    if any("built_site" in getattr(item, "fixturenames", ()) for item in items) and _reused_site(lessons_dir) is None:
         chosen = set(sorted(lessons_dir.glob("*.ipynb")))  # what build_site renders
     else:
         chosen = {item.callspec.params["lesson_notebook"] for item in items if item.originalname in _LESSON_CHECKS}
@@ -188,11 +197,12 @@ def built_site(tmp_path_factory, lessons_dir: Path, executed_lessons: dict) -> P
 
     It renders the lessons of ``executed_lessons`` (executed once for the site and the lesson
     checks; asking for that fixture also keeps all of them in one xdist group).
-    ``UDK_SITE_DIR=build/site`` reuses a site already built there (while developing the site).
+    ``UDK_SITE_DIR=build/site`` reuses a site already built there (while developing the site), unless
+    a lesson changed since it was built (:func:`udk_notebooks.site.stale_site`): then the tests fail and say so.
     """
     from udk_notebooks.site import build_site
 
-    reused = _reused_site()
+    reused = _reused_site(lessons_dir)
     if reused is not None:
         return reused
     out = tmp_path_factory.mktemp("site")

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import html
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -38,11 +40,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-__all__ = ["BINDER_REPO", "MATHJAX_URL", "STATIC_EXPORT_ENV", "STATIC_EXPORT_METADATA", "Lesson", "build_site", "copy_mathjax", "execute_lesson",
-           "execute_lessons", "lesson_info"]
+__all__ = ["BINDER_REPO", "MATHJAX_URL", "SITE_STAMP", "STATIC_EXPORT_ENV", "STATIC_EXPORT_METADATA", "Lesson",
+           "build_site", "copy_mathjax", "execute_lesson", "execute_lessons", "lesson_info", "stale_site"]
 
 BINDER_REPO = "udk-notebooks/udk-notebooks"
 """GitHub ``owner/name`` whose Binder launches the live lessons."""
+
+SITE_STAMP = "build-stamp.json"
+"""File of a built site that names every lesson it was built from with a hash of the notebook (:func:`stale_site`)."""
 
 STATIC_EXPORT_ENV = "UDK_STATIC_EXPORT"
 """Environment variable set to ``"1"`` in the kernels of a static export."""
@@ -473,6 +478,7 @@ def build_site(
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"`out` must be a folder; {out} is a file")
     out.mkdir(parents=True, exist_ok=True)
+    (out / SITE_STAMP).unlink(missing_ok=True)  # a build that stops part-way leaves a site without a stamp: stale
     lessons = [lesson_info(path) for path in notebooks]
     copy_mathjax(out)
     written = [out / "index.html"]
@@ -494,7 +500,61 @@ def build_site(
         page.write_text(_link_pages(html_page, {path.name for path in notebooks}), encoding="utf-8")
         written.append(page)
         log(f"wrote {page}")
+    _write_stamp(out, notebooks)
     return written
+
+
+def _lesson_hashes(notebooks) -> dict[str, str]:
+    """sha256 of each notebook file's bytes, by file name."""
+    return {Path(path).name: hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in notebooks}
+
+
+def _write_stamp(out: Path, notebooks: list[Path]) -> None:
+    """The build stamp, written last: a site has one only once every page is written."""
+    stamp = {"lessons": _lesson_hashes(notebooks)}
+    (out / SITE_STAMP).write_text(json.dumps(stamp, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def stale_site(site: str | Path, lessons_dir: str | Path = "lessons") -> str:
+    """Why a site built earlier no longer shows the lessons of ``lessons_dir``; ``""`` when it still does.
+
+    A site built by :func:`build_site` holds :data:`SITE_STAMP`, the hash of
+    every lesson notebook it rendered. The site is stale when a lesson was
+    added, removed or changed since (compared byte for byte through the
+    hashes), when it has no stamp (built by an older version, or a build that
+    stopped part-way) or no ``index.html``. Only the lessons are compared: a
+    change of the package itself is not seen.
+
+    Parameters
+    ----------
+    site : str or Path
+        Folder of the built site (e.g. ``build/site``).
+    lessons_dir : str or Path, optional
+        Folder of the lesson notebooks the site should show.
+
+    Returns
+    -------
+    str
+        The first reason found, naming the lesson; empty when the site is current.
+    """
+    site, lessons_dir = Path(site), Path(lessons_dir)
+    if not (site / "index.html").is_file():
+        return f"{site} holds no built site (no index.html)"
+    try:
+        built = json.loads((site / SITE_STAMP).read_text(encoding="utf-8"))["lessons"]
+    except FileNotFoundError:
+        return f"{site} has no {SITE_STAMP}: built by an older build_site, or its build stopped part-way"
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"{site}/{SITE_STAMP} cannot be read ({type(exc).__name__}: {exc})"
+    now = _lesson_hashes(sorted(lessons_dir.glob("*.ipynb")))
+    for name in sorted(set(built) | set(now)):
+        if name not in built:
+            return f"{name} was added to {lessons_dir} after the site was built"
+        if name not in now:
+            return f"{name} is no longer in {lessons_dir}, but the site still has its page"
+        if built[name] != now[name]:
+            return f"{name} changed after the site was built"
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:
