@@ -134,13 +134,15 @@ def test_an_ok_run_whose_outcome_is_not_a_number_gets_a_status_and_a_marker():
     logged = SweepMap("a", "b", axis, axis, np.array([[1e-3, 0.0], [np.nan, np.inf]]), "max drift", (0.5, 0.5))
     assert logged.status.tolist() == [["ok", "zero"], ["no outcome", "no outcome"]]
     assert logged.notes[1] == ("2 of 4 runs no outcome, the first at a = 0, b = 1: the run finished but its max drift "
-                               "is nan (not a finite number)")
+                               "is nan; the map shows only finite, positive numbers (log10 scale)")
     assert _unmarked_grey_cells(logged) == 0
     # a linear scale colours 0; the statuses given (a refused run) are kept
     linear = SweepMap("a", "b", axis, axis, np.array([[0.0, 1.0], [np.nan, np.nan]]), "divergence", (0.5, 0.5),
-                      status=np.array([["ok", "ok"], ["ok", "refused"]], dtype=object))
+                      status=np.array([["ok", "ok"], ["ok", "refused"]]))
     assert linear.status.tolist() == [["ok", "ok"], ["no outcome", "refused"]]
     assert _unmarked_grey_cells(linear) == 0
+    negative = SweepMap("a", "b", axis, axis, np.array([[-1.0, 1.0], [2.0, 3.0]]), "final drift", (0.5, 0.5))
+    assert negative.status.tolist() == [["no outcome", "ok"], ["ok", "ok"]] and _unmarked_grey_cells(negative) == 0
 
 
 def test_check_gain_says_which_zero_gain_leaves_the_drift():

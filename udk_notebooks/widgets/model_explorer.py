@@ -561,19 +561,21 @@ def _undrawable_outcomes(values: np.ndarray, status: np.ndarray, messages: np.nd
     Without it such a cell was grey like a refused run but had no marker and no
     note. ``"zero"``: the outcome is 0 on a log scale (a model without position
     constraints has no drift at all); ``"no outcome"``: the run finished but its
-    outcome is not a finite number. Copies; the arguments are left as they are.
+    outcome is not a number the map can show (NaN, infinite, or negative on a
+    log scale). Copies as object arrays (a status longer than the given ones fits);
+    the arguments are left as they are.
     """
-    status, messages = status.copy(), messages.copy()
+    status, messages = np.array(status, dtype=object), np.array(messages, dtype=object)
     ok = status == "ok"
-    finite = np.isfinite(values)
-    if log:
-        zero = ok & finite & ~(values > 0)
-        status[zero] = "zero"
-        messages[zero] = f"the {outcome} is 0, which the log10 colour scale cannot show"
-    missing = ok & ~finite
-    for j, i in zip(*np.nonzero(missing)):
+    with np.errstate(invalid="ignore"):
+        shown = np.isfinite(values) & (values > 0 if log else True)
+    zero = ok & (values == 0) & log
+    status[zero] = "zero"
+    messages[zero] = f"the {outcome} is 0, which the log10 colour scale cannot show"
+    scale = "finite, positive numbers (log10 scale)" if log else "finite numbers"
+    for j, i in zip(*np.nonzero(ok & ~shown & ~zero)):
         status[j, i] = "no outcome"
-        messages[j, i] = f"the run finished but its {outcome} is {values[j, i]} (not a finite number)"
+        messages[j, i] = f"the run finished but its {outcome} is {values[j, i]}; the map shows only {scale}"
     return status, messages
 
 
