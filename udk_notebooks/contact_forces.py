@@ -19,10 +19,16 @@ import math
 
 import numpy as np
 
-from .core import solve
+from .core import GRAM_RCOND, Motion, _row_factors, solve
 from .errors import PainleveParadoxError
 
 __all__ = ["OPEN", "ContactForces"]
+
+SMALL_MAX_N = 8
+"""Most coordinates for which :meth:`ContactForces._small_pressed` solves in Python floats."""
+
+SMALL_MAX_ROWS = 6
+"""Most constraint rows (stick rows included) for which it does."""
 
 OPEN = 2
 """The mode of a :class:`~udk_notebooks.contacts.Contact` whose point has left its surface (its gap row is dropped)."""
@@ -351,3 +357,185 @@ class ContactForces:
             jac = np.eye(k) - np.array([v @ B / max(sz, 1e-300) for v, (_, B), sz in zip(vectors, parts, sizes)])
             N = N - np.linalg.solve(jac, gap)
         return np.array([math.sqrt(v @ v) for v in (a + B @ N for a, B in parts)])
+
+    def _small_pressed(self, t, q, qd, p, modes, correction) -> tuple | None:
+        """:meth:`solve_contacts` in Python floats for a small model with a constant diagonal ``M``, or None.
+
+        It takes the case of ``CoulombFriction(normal=rows)`` entries only (no
+        :class:`~udk_notebooks.contacts.Contact`), at most one of them sliding:
+        a block on a rough floor carrying a pendulum. With ``W = M^-1`` diagonal,
+        one Cholesky factor of the Gram matrix ``G = A W A^T`` (stick rows
+        included) gives every multiplier the general route finds by least
+        squares: ``lam_L = G^-1 (b - A W Q)`` for ``F^L = A^T lam_L`` (Udwadia,
+        Kalaba & Fan 2005, Eq. 10) and ``-G^-1 A W e`` for the reaction to a
+        friction force ``e`` (``F^C(e) - e``, Eq. 11). The sliding contact's
+        normal force is then the root ``N >= 0`` of ``N^2 = |a + B N|^2`` of
+        :meth:`_normal_sizes`, in closed form, and ``F^C = C - A^T G^-1 A W C``
+        for the total ``C``.
+
+        None (the general route decides, with its rank tests and messages)
+        unless it can vouch for the answer: ``M`` diagonal and positive
+        definite, every row scaled as the general route scales it, the Gram
+        matrix's condition number below ``1 / GRAM_RCOND`` by a bound that
+        never understates it (so the general route would use the Gram matrix
+        too, see :mod:`udk_notebooks.kernels`), a friction gain below one (else
+        the general route refuses the Painleve-type inconsistency), and
+        finite numbers. ``tests/test_contact_fast.py`` compares it with the
+        general route.
+        """
+        n, m = self.n, self.m
+        normal_rows = self.model.friction_normals
+        if self.n_contacts or n > SMALL_MAX_N or any(rows is None for rows in normal_rows):
+            return None
+        stuck = [i for i, mode in enumerate(modes) if mode == 0]
+        sliding = [i for i, mode in enumerate(modes) if mode in (1, -1)]
+        if len(stuck) + len(sliding) != len(modes) or len(sliding) > 1 or not 0 < m + len(stuck) <= SMALL_MAX_ROWS:
+            return None
+        w = self._diagonal_inverse(p)
+        if w is None:
+            return None
+        self._check_translational_normals()  # the general route's refusal, made before any number
+        M, Q, A, b, C, _ = self._evaluate(t, q, qd, p)
+        if correction is not None:
+            b = b + correction
+        data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1).tolist()
+        rows, right = A.tolist(), b.tolist()
+        factors = _row_factors([max(map(abs, row)) for row in rows])  # as core.scale_rows: powers of two
+        if factors is None:
+            return None
+        rows = [[a * f for a in row] for row, f in zip(rows, factors.tolist())]
+        right = [x * f for x, f in zip(right, factors.tolist())]
+        for i in stuck:  # s' = 0: the row ds/dq' q'' = -drift
+            rows.append(data[i][4:])
+            right.append(-data[i][1])
+        gram = _SmallGram(rows, w)
+        if gram.factor is None:
+            return None
+        Q = Q.tolist()
+        C = C.tolist() if self.has_nonideal else [0.0] * n
+        lam = gram.solve([r - x for r, x in zip(right, gram.apply(Q))])  # lam_L, the multipliers of F^L
+        ideal = gram.transpose(lam)
+        base = lam
+        if any(C):  # the model's own nonideal force moves the multipliers by its reaction
+            base = [x - y for x, y in zip(lam, gram.solve(gram.apply(C)))]
+        total, N, gains = list(C), 0.0, None
+        if sliding:
+            i = sliding[0]
+            unit = [-data[i][2] * modes[i] * s for s in data[i][4:]]
+            gains = [-x for x in gram.solve(gram.apply(unit))]
+            a, B = _pieces(rows, normal_rows[i], base), _pieces(rows, normal_rows[i], gains)
+            ab, aa, bb = _dot(a, B), _dot(a, a), _dot(B, B)
+            if not bb < 1.0:  # friction feeds its own normal force: the general route refuses it by name
+                return None
+            N = (ab + math.sqrt(ab * ab + (1.0 - bb) * aa)) / (1.0 - bb)
+            total = [c + N * e for c, e in zip(total, unit)]
+        ratios = np.full(len(modes), np.nan)
+        for j, i in enumerate(stuck):
+            row = m + j
+            multiplier = base[row] + (gains[row] * N if gains is not None else 0.0)
+            force = _pieces(rows, normal_rows[i], base)
+            if gains is not None:
+                force = [x + N * y for x, y in zip(force, _pieces(rows, normal_rows[i], gains))]
+            limit = math.sqrt(_dot(force, force))
+            slope = data[i][4:]
+            ratios[i] = multiplier * math.sqrt(_dot(slope, slope)) / max(data[i][3] * limit, 1e-300)
+        respond = gram.transpose(gram.solve(gram.apply(total)))
+        nonideal = [c - r for c, r in zip(total, respond)]
+        qdd = [wj * (x + y + z) for wj, x, y, z in zip(w, Q, ideal, nonideal)]
+        if stuck:  # static friction is a constraint force that friction, not geometry, supplies
+            holding = gram.transpose([0.0] * m + lam[m:])
+            ideal = [x - h for x, h in zip(ideal, holding)]
+            nonideal = [x + h for x, h in zip(nonideal, holding)]
+        if not math.isfinite(sum(qdd) + sum(ideal) + sum(nonideal)):
+            return None
+        motion = Motion(np.array(qdd), np.array(Q), np.array(ideal), np.array(nonideal))
+        return motion, ratios, np.full(0, np.nan)
+
+    def _diagonal_inverse(self, p) -> list | None:
+        """``1 / diag(M)`` of a constant diagonal, positive definite ``M`` for the parameter vector ``p``, else None.
+
+        Kept per parameter vector beside the Cholesky factor (:meth:`_constant_mass`).
+        """
+        if self.mass is None:
+            return None
+        key = (p.tobytes(), "diagonal inverse")
+        cache = self._mass_cache
+        if key not in cache:
+            M, factor = self._constant_mass(p)
+            diagonal = np.diagonal(M)
+            plain = factor is not None and not np.any(M - np.diag(diagonal))
+            cache[key] = (1.0 / diagonal).tolist() if plain else None
+        return cache[key]
+
+
+def _dot(x, y) -> float:
+    return sum(a * b for a, b in zip(x, y))
+
+
+def _pieces(rows, chosen, multipliers) -> list:
+    """``sum_k A_k^T lam_k`` over the ``chosen`` rows: the force those constraint rows exert."""
+    force = [0.0] * len(rows[0])
+    for k in chosen:
+        lam = multipliers[k]
+        force = [f + a * lam for f, a in zip(force, rows[k])]
+    return force
+
+
+class _SmallGram:
+    """``G = A W A^T`` of a few rows with a diagonal ``W``, factorized once as ``G = U^T U``, in Python floats.
+
+    ``factor`` is None unless every pivot is positive and the bound
+    ``||G||_1 max(<U>^-1 <U>^-T e)`` on the condition number (``<U>``: the
+    comparison matrix of the factor, |diagonal| minus |off-diagonal|, see
+    :mod:`udk_notebooks.kernels`) is below ``1 / GRAM_RCOND``, the general
+    route's own limit for using the Gram matrix.
+    """
+
+    def __init__(self, rows, w):
+        self.rows = rows
+        self.scaled = [[a * wj for a, wj in zip(row, w)] for row in rows]  # A W
+        r = len(rows)
+        G = [[sum(x * y for x, y in zip(self.scaled[k], rows[l])) for l in range(r)] for k in range(r)]
+        U = [[0.0] * r for _ in range(r)]
+        self.factor = None
+        for i in range(r):
+            pivot = G[i][i] - sum(U[k][i] * U[k][i] for k in range(i))
+            if not pivot > 0.0:
+                return
+            U[i][i] = math.sqrt(pivot)
+            for j in range(i + 1, r):
+                U[i][j] = (G[i][j] - sum(U[k][i] * U[k][j] for k in range(i))) / U[i][i]
+        comparison = [[U[i][j] if i == j else -abs(U[i][j]) for j in range(r)] for i in range(r)]
+        bound = _triangular(comparison, _triangular(comparison, [1.0] * r, transpose=True))
+        norm = max(sum(abs(x) for x in row) for row in G)  # G is symmetric: the 1-norm is the largest row sum
+        if not max(bound) * norm < 1.0 / GRAM_RCOND:
+            return
+        self.factor = U
+
+    def apply(self, x) -> list:
+        """``A W x``."""
+        return [sum(a * y for a, y in zip(row, x)) for row in self.scaled]
+
+    def transpose(self, lam) -> list:
+        """``A^T lam``."""
+        out = [0.0] * len(self.rows[0])
+        for row, value in zip(self.rows, lam):
+            out = [o + a * value for o, a in zip(out, row)]
+        return out
+
+    def solve(self, x) -> list:
+        """``G^-1 x`` by the two triangular solves with ``U``."""
+        return _triangular(self.factor, _triangular(self.factor, x, transpose=True))
+
+
+def _triangular(U, x, transpose=False) -> list:
+    """``U^-1 x`` (or ``U^-T x``) for an upper triangular ``U`` given as a list of rows."""
+    r = len(x)
+    out = [0.0] * r
+    if transpose:
+        for i in range(r):
+            out[i] = (x[i] - sum(U[k][i] * out[k] for k in range(i))) / U[i][i]
+    else:
+        for i in reversed(range(r)):
+            out[i] = (x[i] - sum(U[i][k] * out[k] for k in range(i + 1, r))) / U[i][i]
+    return out

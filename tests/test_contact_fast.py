@@ -1,0 +1,83 @@
+"""The Python-float route of the contact solver against the general route, call by call and run by run.
+
+:meth:`CompiledModel._small_pressed` takes small models with a constant diagonal
+mass matrix and ``CoulombFriction(normal=rows)`` entries (the block on a rough
+floor carrying a pendulum); :meth:`CompiledModel._general_contacts` is the
+least-squares route it stands in for. Both must give the same motion, holding
+ratios and refusals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from udk_notebooks.examples import friction_cart_pendulum as fcp
+from udk_notebooks.simulation import simulate
+
+
+@pytest.fixture(scope="module")
+def cm():
+    return fcp.model().compile()
+
+
+def _states(cm, count, seed):
+    rng = np.random.default_rng(seed)
+    for k in range(count):
+        p = cm.parameters(m1=rng.uniform(0.1, 5), m2=rng.uniform(0.1, 5), l=rng.uniform(0.2, 2),
+                          g=rng.uniform(0, 20), mu=rng.uniform(0, 1), mu_s=rng.uniform(0, 1))
+        q, qd = fcp.initial_state(angle=rng.uniform(-3, 3), rate=rng.uniform(-3, 3),
+                                  angle_rate=rng.uniform(-3, 3), l=p[2])
+        q = q + rng.normal(0.0, 1e-3, 4)  # off the constraints a little, as an integrator's states are
+        correction = rng.normal(0.0, 1.0, 2) if k % 2 else None
+        yield float(rng.uniform(0, 5)), q, qd, p, correction
+
+
+@pytest.mark.parametrize("modes", [(1,), (-1,), (0,)])
+def test_fast_route_equals_the_general_route(cm, modes):
+    """Accelerations, forces and holding ratios agree to 1e-11 of their size at random states and parameters."""
+    answered = 0
+    for t, q, qd, p, correction in _states(cm, 150, seed=len(modes) + modes[0]):
+        fast = cm._small_pressed(t, q, qd, p, modes, correction)
+        try:
+            general = cm._general_contacts(t, q, qd, p, modes, correction)
+        except ValueError:  # the general route refuses (a Painleve-type gain): the fast one must not answer
+            assert fast is None
+            continue
+        if fast is None:
+            continue
+        answered += 1
+        for name in ("qdd", "impressed", "ideal", "nonideal"):
+            want, got = getattr(general[0], name), getattr(fast[0], name)
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-11 * max(1.0, np.abs(want).max()), err_msg=name)
+        np.testing.assert_allclose(fast[1], general[1], rtol=1e-10, atol=1e-11, equal_nan=True)
+    assert answered > 100  # the fast route is the one taken, not a bystander
+
+
+def test_fast_route_declines_a_painleve_gain_and_the_general_route_refuses(cm):
+    """Past the friction gain of one the fast route answers nothing; solve_contacts raises the general message."""
+    p = cm.parameters(m1=0.1, m2=5.0, mu=1.0, mu_s=1.0)
+    q, qd = fcp.initial_state(angle=-0.6, rate=1.0, angle_rate=0.0, **{"l": 0.8})
+    assert cm._small_pressed(0.0, q, qd, p, (1,), None) is None
+    with pytest.raises(ValueError, match="Painleve"):
+        cm.solve_contacts(0.0, q, qd, p, (1,))
+
+
+def test_fast_route_declines_a_mass_matrix_it_cannot_vouch_for(cm):
+    """A massless block (M singular) goes the general route."""
+    p = cm.parameters(m1=0.0)
+    q, qd = fcp.initial_state(angle=1.0)
+    assert cm._small_pressed(0.0, q, qd, p, (1,), None) is None
+
+
+def test_whole_run_matches_a_tight_general_run(cm, monkeypatch):
+    """A run by the fast route equals a run by the general route (rtol 1e-10) to the integrator's tolerance."""
+    q0, qd0 = fcp.initial_state(angle=1.2)
+    times = np.linspace(0.0, 4.0, 81)
+    fast = simulate(cm, (0.0, 4.0), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
+    monkeypatch.setattr(type(cm), "_small_pressed", lambda self, *args: None)
+    general = simulate(cm, (0.0, 4.0), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
+    assert (fast.modes[:, 0] == 0).any() and fast.t.size == general.t.size
+    np.testing.assert_array_equal(fast.modes, general.modes)
+    np.testing.assert_allclose(fast.q, general.q, atol=1e-8)
+    np.testing.assert_allclose(fast.ideal, general.ideal, atol=1e-6)
