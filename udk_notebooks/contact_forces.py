@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .core import GRAM_RCOND, Motion, _row_factors, solve
+from .core import Motion, _row_factors, solve
 from .errors import PainleveParadoxError
 
 __all__ = ["OPEN", "ContactForces"]
@@ -366,90 +366,99 @@ class ContactForces:
         a block on a rough floor carrying a pendulum. With ``W = M^-1`` diagonal,
         one Cholesky factor of the Gram matrix ``G = A W A^T`` (stick rows
         included) gives every multiplier the general route finds by least
-        squares: ``lam_L = G^-1 (b - A W Q)`` for ``F^L = A^T lam_L`` (Udwadia,
-        Kalaba & Fan 2005, Eq. 10) and ``-G^-1 A W e`` for the reaction to a
-        friction force ``e`` (``F^C(e) - e``, Eq. 11). The sliding contact's
-        normal force is then the root ``N >= 0`` of ``N^2 = |a + B N|^2`` of
-        :meth:`_normal_sizes`, in closed form, and ``F^C = C - A^T G^-1 A W C``
-        for the total ``C``.
+        squares; the sliding contact's normal force is the closed-form root of
+        :meth:`_normal_sizes` (:class:`~udk_notebooks.kernels.PressedKernel`,
+        generated once per set of modes).
 
         None (the general route decides, with its rank tests and messages)
         unless it can vouch for the answer: ``M`` diagonal and positive
-        definite, every row scaled as the general route scales it, the Gram
+        definite, the rows scaled as the general route scales them, the Gram
         matrix's condition number below ``1 / GRAM_RCOND`` by a bound that
         never understates it (so the general route would use the Gram matrix
         too, see :mod:`udk_notebooks.kernels`), a friction gain below one (else
-        the general route refuses the Painleve-type inconsistency), and
-        finite numbers. ``tests/test_contact_fast.py`` compares it with the
-        general route.
+        the general route refuses the Painleve-type inconsistency), and finite
+        numbers. ``tests/test_contact_fast.py`` compares it with the general route.
         """
         n, m = self.n, self.m
-        normal_rows = self.model.friction_normals
-        if self.n_contacts or n > SMALL_MAX_N or any(rows is None for rows in normal_rows):
+        if self.n_contacts or n > SMALL_MAX_N:
             return None
-        stuck = [i for i, mode in enumerate(modes) if mode == 0]
-        sliding = [i for i, mode in enumerate(modes) if mode in (1, -1)]
-        if len(stuck) + len(sliding) != len(modes) or len(sliding) > 1 or not 0 < m + len(stuck) <= SMALL_MAX_ROWS:
+        kernel = self._pressed_kernel(modes)
+        if kernel is None:
             return None
         w = self._diagonal_inverse(p)
         if w is None:
             return None
         self._check_translational_normals()  # the general route's refusal, made before any number
-        M, Q, A, b, C, _ = self._evaluate(t, q, qd, p)
+        entries = self._entries(t, q.tolist(), qd.tolist(), p.tolist())
+        values = [0.0] * (n + m * n + m + n)  # Q, A (row by row), b, C: the layout of a constant M's entries
+        for position, value in zip(self._symbolic["nonzero"], entries):
+            values[position] = value
+        A, right = values[n:n + m * n], values[n + m * n:n + m * n + m]
         if correction is not None:
-            b = b + correction
-        data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1).tolist()
-        rows, right = A.tolist(), b.tolist()
-        factors = _row_factors([max(map(abs, row)) for row in rows])  # as core.scale_rows: powers of two
+            right = [x + c for x, c in zip(right, correction.tolist())]
+        factors = _row_factors([max(map(abs, A[k * n:(k + 1) * n])) for k in range(m)])  # as core.scale_rows
         if factors is None:
             return None
-        rows = [[a * f for a in row] for row, f in zip(rows, factors.tolist())]
-        right = [x * f for x, f in zip(right, factors.tolist())]
+        factors = factors.tolist()
+        A = [a * factors[k // n] for k, a in enumerate(A)]
+        right = [x * f for x, f in zip(right, factors)]
+        data = self._scalar_friction()(t, q.tolist(), qd.tolist(), p.tolist())
+        width = 4 + n
+        stuck = [i for i, mode in enumerate(modes) if mode == 0]
         for i in stuck:  # s' = 0: the row ds/dq' q'' = -drift
-            rows.append(data[i][4:])
-            right.append(-data[i][1])
-        gram = _SmallGram(rows, w)
-        if gram.factor is None:
+            A.extend(data[i * width + 4:(i + 1) * width])
+            right.append(-data[i * width + 1])
+        sliding = [i for i, mode in enumerate(modes) if mode != 0]
+        unit = [-data[i * width + 2] * modes[i] * x for i in sliding for x in data[i * width + 4:(i + 1) * width]]
+        out = kernel(A, right, values[:n], values[n + m * n + m:], unit, w, [data[i * width + 3] for i in stuck])
+        if out is None or not math.isfinite(sum(out)):
             return None
-        Q = Q.tolist()
-        C = C.tolist() if self.has_nonideal else [0.0] * n
-        lam = gram.solve([r - x for r, x in zip(right, gram.apply(Q))])  # lam_L, the multipliers of F^L
-        ideal = gram.transpose(lam)
-        base = lam
-        if any(C):  # the model's own nonideal force moves the multipliers by its reaction
-            base = [x - y for x, y in zip(lam, gram.solve(gram.apply(C)))]
-        total, N, gains = list(C), 0.0, None
-        if sliding:
-            i = sliding[0]
-            unit = [-data[i][2] * modes[i] * s for s in data[i][4:]]
-            gains = [-x for x in gram.solve(gram.apply(unit))]
-            a, B = _pieces(rows, normal_rows[i], base), _pieces(rows, normal_rows[i], gains)
-            ab, aa, bb = _dot(a, B), _dot(a, a), _dot(B, B)
-            if not bb < 1.0:  # friction feeds its own normal force: the general route refuses it by name
-                return None
-            N = (ab + math.sqrt(ab * ab + (1.0 - bb) * aa)) / (1.0 - bb)
-            total = [c + N * e for c, e in zip(total, unit)]
+        rows = np.fromiter(out, float, len(out))
         ratios = np.full(len(modes), np.nan)
-        for j, i in enumerate(stuck):
-            row = m + j
-            multiplier = base[row] + (gains[row] * N if gains is not None else 0.0)
-            force = _pieces(rows, normal_rows[i], base)
-            if gains is not None:
-                force = [x + N * y for x, y in zip(force, _pieces(rows, normal_rows[i], gains))]
-            limit = math.sqrt(_dot(force, force))
-            slope = data[i][4:]
-            ratios[i] = multiplier * math.sqrt(_dot(slope, slope)) / max(data[i][3] * limit, 1e-300)
-        respond = gram.transpose(gram.solve(gram.apply(total)))
-        nonideal = [c - r for c, r in zip(total, respond)]
-        qdd = [wj * (x + y + z) for wj, x, y, z in zip(w, Q, ideal, nonideal)]
-        if stuck:  # static friction is a constraint force that friction, not geometry, supplies
-            holding = gram.transpose([0.0] * m + lam[m:])
-            ideal = [x - h for x, h in zip(ideal, holding)]
-            nonideal = [x + h for x, h in zip(nonideal, holding)]
-        if not math.isfinite(sum(qdd) + sum(ideal) + sum(nonideal)):
-            return None
-        motion = Motion(np.array(qdd), np.array(Q), np.array(ideal), np.array(nonideal))
+        ratios[stuck] = rows[3 * n:]
+        motion = Motion(rows[:n], np.array(values[:n]), rows[n:2 * n], rows[2 * n:3 * n])
         return motion, ratios, np.full(0, np.nan)
+
+    def _pressed_kernel(self, modes):
+        """The :class:`~udk_notebooks.kernels.PressedKernel` of these modes, built on first use; None if none fits."""
+        cache = self._symbolic.setdefault("pressed kernels", {})
+        if modes not in cache:
+            cache[modes] = self._build_pressed_kernel(modes)
+        return cache[modes]
+
+    def _build_pressed_kernel(self, modes):
+        from .kernels import PressedKernel, _Pattern
+
+        n, m = self.n, self.m
+        normal_rows = self.model.friction_normals
+        stuck = [i for i, mode in enumerate(modes) if mode == 0]
+        sliding = [i for i, mode in enumerate(modes) if mode != 0]
+        if (self.mass is None or any(rows is None for rows in normal_rows) or len(sliding) > 1
+                or any(mode not in (0, 1, -1) for mode in modes) or not 0 < m + len(stuck) <= SMALL_MAX_ROWS):
+            return None
+        pattern = _Pattern(n, m, self.nonzero)
+        friction = self._symbolic["friction"]
+
+        def slope(i):  # the structurally nonzero entries of ds/dq' of friction entry i
+            return [j for j in range(n) if friction[i * (4 + n) + 4 + j] != 0]
+
+        rows = [set(cols) for cols in pattern.cols] + [set(slope(i)) for i in stuck]
+        if not all(rows):  # a row that is identically zero: the general route decides
+            return None
+        self._symbolic["nonzero"] = self.nonzero.tolist()
+        return PressedKernel(n, [sorted(r) for r in rows], [j for j in range(n) if pattern.Q[j] is not None],
+                             [j for j in range(n) if self.has_nonideal and pattern.C[j] is not None],
+                             slope(sliding[0]) if sliding else [], normal_rows[sliding[0]] if sliding else None,
+                             [normal_rows[i] for i in stuck], m)
+
+    def _scalar_friction(self):
+        """:attr:`friction_data` on Python floats, as one flat list (built on first use)."""
+        cache = self._symbolic
+        if "scalar friction" not in cache:
+            from .compiled import _scalar_function
+
+            cache["scalar friction"] = _scalar_function(cache["args"], cache["friction"])
+        return cache["scalar friction"]
 
     def _diagonal_inverse(self, p) -> list | None:
         """``1 / diag(M)`` of a constant diagonal, positive definite ``M`` for the parameter vector ``p``, else None.
@@ -467,75 +476,3 @@ class ContactForces:
             cache[key] = (1.0 / diagonal).tolist() if plain else None
         return cache[key]
 
-
-def _dot(x, y) -> float:
-    return sum(a * b for a, b in zip(x, y))
-
-
-def _pieces(rows, chosen, multipliers) -> list:
-    """``sum_k A_k^T lam_k`` over the ``chosen`` rows: the force those constraint rows exert."""
-    force = [0.0] * len(rows[0])
-    for k in chosen:
-        lam = multipliers[k]
-        force = [f + a * lam for f, a in zip(force, rows[k])]
-    return force
-
-
-class _SmallGram:
-    """``G = A W A^T`` of a few rows with a diagonal ``W``, factorized once as ``G = U^T U``, in Python floats.
-
-    ``factor`` is None unless every pivot is positive and the bound
-    ``||G||_1 max(<U>^-1 <U>^-T e)`` on the condition number (``<U>``: the
-    comparison matrix of the factor, |diagonal| minus |off-diagonal|, see
-    :mod:`udk_notebooks.kernels`) is below ``1 / GRAM_RCOND``, the general
-    route's own limit for using the Gram matrix.
-    """
-
-    def __init__(self, rows, w):
-        self.rows = rows
-        self.scaled = [[a * wj for a, wj in zip(row, w)] for row in rows]  # A W
-        r = len(rows)
-        G = [[sum(x * y for x, y in zip(self.scaled[k], rows[l])) for l in range(r)] for k in range(r)]
-        U = [[0.0] * r for _ in range(r)]
-        self.factor = None
-        for i in range(r):
-            pivot = G[i][i] - sum(U[k][i] * U[k][i] for k in range(i))
-            if not pivot > 0.0:
-                return
-            U[i][i] = math.sqrt(pivot)
-            for j in range(i + 1, r):
-                U[i][j] = (G[i][j] - sum(U[k][i] * U[k][j] for k in range(i))) / U[i][i]
-        comparison = [[U[i][j] if i == j else -abs(U[i][j]) for j in range(r)] for i in range(r)]
-        bound = _triangular(comparison, _triangular(comparison, [1.0] * r, transpose=True))
-        norm = max(sum(abs(x) for x in row) for row in G)  # G is symmetric: the 1-norm is the largest row sum
-        if not max(bound) * norm < 1.0 / GRAM_RCOND:
-            return
-        self.factor = U
-
-    def apply(self, x) -> list:
-        """``A W x``."""
-        return [sum(a * y for a, y in zip(row, x)) for row in self.scaled]
-
-    def transpose(self, lam) -> list:
-        """``A^T lam``."""
-        out = [0.0] * len(self.rows[0])
-        for row, value in zip(self.rows, lam):
-            out = [o + a * value for o, a in zip(out, row)]
-        return out
-
-    def solve(self, x) -> list:
-        """``G^-1 x`` by the two triangular solves with ``U``."""
-        return _triangular(self.factor, _triangular(self.factor, x, transpose=True))
-
-
-def _triangular(U, x, transpose=False) -> list:
-    """``U^-1 x`` (or ``U^-T x``) for an upper triangular ``U`` given as a list of rows."""
-    r = len(x)
-    out = [0.0] * r
-    if transpose:
-        for i in range(r):
-            out[i] = (x[i] - sum(U[k][i] * out[k] for k in range(i))) / U[i][i]
-    else:
-        for i in reversed(range(r)):
-            out[i] = (x[i] - sum(U[i][k] * out[k] for k in range(i + 1, r))) / U[i][i]
-    return out

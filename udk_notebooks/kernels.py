@@ -420,3 +420,177 @@ def diagonal_kernel(n: int, m: int, nonzero, mass, has_nonideal: bool):
     if pattern.bandwidth() <= BAND_MAX_WIDTH:
         return BandKernel(pattern, mass, has_nonideal)
     return None
+
+
+class _Lines:
+    """Straight-line source over named floats, where None stands for a structural zero (no code emitted)."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def let(self, name: str, terms, base: str | None = None, sign: str = "-") -> str | None:
+        """``name = base sign (sum of terms)``; None, and no line, when both are structurally zero."""
+        terms = [term for term in terms if term is not None]
+        if not terms and base is None:
+            return None
+        if not terms:
+            self.lines.append(f"    {name} = {base}")
+        elif base is None:
+            self.lines.append(f"    {name} = {'-' if sign == '-' else ''}({_sum(terms)})")
+        else:
+            self.lines.append(f"    {name} = {base} {sign} ({_sum(terms)})")
+        return name
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " + line)
+
+
+def _product(x: str | None, y: str | None) -> str | None:
+    return None if x is None or y is None else f"{x} * {y}"
+
+
+def _pressed_source(n: int, rows: list, q_cols, c_cols, unit_cols, slide_rows, stuck_rows, m: int) -> str:
+    """Python source of :class:`PressedKernel` for one pattern (see there)."""
+    r = len(rows)
+    out = _Lines()
+    out.lines.append("def kernel(A, right, Q, C, e, w, mu_s, bound):")
+    out.emit(f"{', '.join(f'w{j}' for j in range(n))}, = w")
+    A = [[f"A[{k * n + j}]" if j in rows[k] else None for j in range(n)] for k in range(r)]
+    for k in range(r):
+        for j in rows[k]:
+            out.emit(f"a{k}_{j} = {A[k][j]}")
+            A[k][j] = f"a{k}_{j}"
+    W = [[out.let(f"W{k}_{j}", [], f"{A[k][j]} * w{j}") if A[k][j] else None for j in range(n)] for k in range(r)]
+    G = {}
+    for k in range(r):
+        for l in range(k + 1):
+            G[k, l] = G[l, k] = out.let(f"G{k}_{l}", [_product(W[k][j], A[l][j]) for j in range(n)], sign="+")
+    U = {}
+    for i in range(r):  # G = U^T U, column by column; a pivot that is not positive sends the case back
+        pivot = out.let(f"P{i}", [_product(U.get((k, i)), U.get((k, i))) for k in range(i)], G[i, i] or "0.0")
+        out.emit(f"if not {pivot} > 0.0:")
+        out.emit("    return None")
+        out.emit(f"U{i}_{i} = sqrt({pivot})")
+        U[i, i] = f"U{i}_{i}"
+        for j in range(i + 1, r):
+            value = out.let(f"V{i}_{j}", [_product(U.get((k, i)), U.get((k, j))) for k in range(i)], G[i, j])
+            if value is None:
+                continue
+            out.emit(f"U{i}_{j} = V{i}_{j} / U{i}_{i}")
+            U[i, j] = f"U{i}_{j}"
+
+    def solve(prefix, x):  # G^-1 x: U^T y = x, then U z = y
+        y = []
+        for i in range(r):
+            y.append(out.let(f"{prefix}y{i}", [_product(U.get((k, i)), y[k]) for k in range(i)], x[i]))
+            if y[i] is not None:
+                out.emit(f"{prefix}y{i} = {prefix}y{i} / U{i}_{i}")
+        z = [None] * r
+        for i in reversed(range(r)):
+            z[i] = out.let(f"{prefix}{i}", [_product(U.get((i, k)), z[k]) for k in range(i + 1, r)], y[i])
+            if z[i] is not None:
+                out.emit(f"{prefix}{i} = {prefix}{i} / U{i}_{i}")
+        return z
+
+    def apply(prefix, x):  # A W x
+        return [out.let(f"{prefix}{k}", [_product(W[k][j], x[j]) for j in range(n)], sign="+") for k in range(r)]
+
+    def transpose(prefix, lam, chosen=range(r)):  # A^T lam over the chosen rows
+        return [out.let(f"{prefix}{j}", [_product(A[k][j], lam[k]) for k in chosen], sign="+") for j in range(n)]
+
+    def dot(name, x, y):
+        return out.let(name, [_product(a, b) for a, b in zip(x, y)], sign="+") or "0.0"
+
+    # Bound on the condition number of G through the comparison matrix of its factor (module docstring).
+    comparison = {key: (value if key[0] == key[1] else f"abs({value})") for key, value in U.items()}
+    f = []
+    for i in range(r):
+        f.append(out.let(f"fy{i}", [_product(comparison.get((k, i)), f[k]) for k in range(i)], "1.0", sign="+"))
+        out.emit(f"fy{i} = fy{i} / U{i}_{i}")
+    g = [None] * r
+    for i in reversed(range(r)):
+        g[i] = out.let(f"fz{i}", [_product(comparison.get((i, k)), g[k]) for k in range(i + 1, r)], f[i], sign="+")
+        out.emit(f"fz{i} = fz{i} / U{i}_{i}")
+    norms = [_sum([f"abs({G[k, l]})" for l in range(r) if G[k, l] is not None]) for k in range(r)]
+    out.emit(f"if not max({', '.join(g)}, 0.0) * max({', '.join(norms)}, 0.0) < bound:")
+    out.emit("    return None")
+    Q = [f"Q[{j}]" if j in q_cols else None for j in range(n)]
+    rhs = [out.let(f"rq{k}", [x], f"right[{k}]") for k, x in enumerate(apply("aq", Q))]
+    lam = solve("lam", rhs)  # multipliers of F^L
+    ideal = transpose("F", lam)
+    C = [f"C[{j}]" if j in c_cols else None for j in range(n)]
+    base = lam
+    if any(C):  # the model's own nonideal force moves the multipliers by its reaction
+        reaction = solve("lc", apply("ac", C))
+        base = [out.let(f"base{k}", [reaction[k]], lam[k]) for k in range(r)]
+    total, gains = list(C), [None] * r
+    if slide_rows is not None:
+        unit = [f"e[{j}]" if j in unit_cols else None for j in range(n)]
+        gains = [out.let(f"gn{k}", [x]) for k, x in enumerate(solve("ge", apply("ae", unit)))]
+        a = transpose("pa", base, slide_rows)
+        B = transpose("pb", gains, slide_rows)
+        ab, aa, bb = dot("ab", a, B), dot("aa", a, a), dot("bb", B, B)
+        out.emit(f"if not {bb} < 1.0:")  # friction feeds its own normal force: the general route refuses it
+        out.emit("    return None")
+        out.emit(f"N = ({ab} + sqrt({ab} * {ab} + (1.0 - {bb}) * {aa})) / (1.0 - {bb})")
+        total = [out.let(f"T{j}", [_product("N", unit[j])], C[j], sign="+") for j in range(n)]
+    ratios = []
+    for j, own in enumerate(stuck_rows):
+        row = m + j
+        multiplier = out.let(f"hold{j}", [_product(gains[row], "N")], base[row] or "0.0", sign="+")
+        force = transpose(f"o{j}_", base, own)
+        if slide_rows is not None:
+            extra = transpose(f"ob{j}_", gains, own)
+            force = [out.let(f"on{j}_{i}", [_product("N", x)], y or "0.0", sign="+") if x else y
+                     for i, (x, y) in enumerate(zip(extra, force))]
+        size = dot(f"lim{j}", force, force)
+        slope = dot(f"sl{j}", A[row], A[row])
+        out.emit(f"R{j} = {multiplier} * sqrt({slope}) / max(mu_s[{j}] * sqrt({size}), 1e-300)")
+        ratios.append(f"R{j}")
+    respond = transpose("rs", solve("mt", apply("at", total)))
+    nonideal = [out.let(f"NI{j}", [respond[j]], total[j]) for j in range(n)]
+    holding = transpose("h", lam, range(m, r)) if stuck_rows else [None] * n
+    qdd = [out.let(f"X{j}", [], f"w{j} * ({_sum([x for x in (Q[j], ideal[j], nonideal[j]) if x])})")
+           if any((Q[j], ideal[j], nonideal[j])) else None for j in range(n)]
+    ideal = [out.let(f"FL{j}", [holding[j]], ideal[j]) if holding[j] else ideal[j] for j in range(n)]
+    nonideal = [out.let(f"FC{j}", [holding[j]], nonideal[j] or "0.0", sign="+") if holding[j] else nonideal[j]
+                for j in range(n)]
+    values = [x or "0.0" for x in qdd + ideal + nonideal] + ratios
+    out.emit(f"return [{', '.join(values)}]")
+    return "\n".join(out.lines) + "\n"
+
+
+class PressedKernel:
+    """Friction with named normal rows in Python floats, for a constant diagonal ``M`` and fixed modes.
+
+    The case of :meth:`~udk_notebooks.contact_forces.ContactForces._small_pressed`:
+    ``CoulombFriction(normal=rows)`` entries, at most one sliding, the others
+    sticking. Generated, like :class:`ScalarKernel`, over the nonzero pattern
+    of the rows of ``A`` (stick rows ``ds/dq'`` included), of ``Q``, ``C`` and
+    of the sliding entry's ``ds/dq'``. With ``W = M^{-1}`` and one factor
+    ``G = A W A^T = U^T U`` (Udwadia, Kalaba & Fan 2005, Eqs. 7-11):
+
+    * ``lam = G^-1 (b - A W Q)``, the multipliers of ``F^L = A^T lam`` (Eq. 10);
+    * the reaction to a nonideal force ``c`` has multipliers ``-G^-1 A W c``
+      (``F^C(c) - c``, Eq. 11): for the model's ``C`` and the sliding entry's
+      unit friction ``e = -mu sgn(s) ds/dq'``;
+    * the sliding entry's normal force ``N = |a + B N|`` over its rows, the
+      nonnegative root of that quadratic (gain ``|B|`` below one, else None);
+    * each sticking entry's holding ratio ``lam_s |ds/dq'| / (mu_s N_own)``;
+    * ``F^C = c - A^T G^-1 A W c`` for ``c = C + N e``, and
+      ``q'' = W (Q + F^L + F^C)``; the stick rows' share of ``F^L`` (the
+      holding force) moves to the nonideal term.
+
+    Calling it returns ``[q'' (n), F^L (n), F^C (n), ratios (s)]`` as one
+    list, or None where a pivot is not positive, the condition number bound
+    of ``G`` is not below ``1 / GRAM_RCOND``, or the gain is at least one.
+    """
+
+    def __init__(self, n: int, rows: list, q_cols, c_cols, unit_cols, slide_rows, stuck_rows, m: int):
+        self.source = _pressed_source(n, rows, set(q_cols), set(c_cols), set(unit_cols), slide_rows, stuck_rows, m)
+        namespace: dict = {"sqrt": math.sqrt}
+        exec(compile(self.source, "<udk_notebooks.kernels.PressedKernel>", "exec"), namespace)  # noqa: S102
+        self._kernel = namespace["kernel"]
+
+    def __call__(self, A: list, right: list, Q: list, C: list, e: list, w: list, mu_s: list) -> list | None:
+        return self._kernel(A, right, Q, C, e, w, mu_s, _BOUND)
