@@ -30,6 +30,8 @@ SMALL_MAX_N = 8
 SMALL_MAX_ROWS = 6
 """Most constraint rows (stick rows included) for which it does."""
 
+_NO_NORMALS = np.full(0, np.nan)  # the normal forces of a model without Contact entries (none to report)
+
 OPEN = 2
 """The mode of a :class:`~udk_notebooks.contacts.Contact` whose point has left its surface (its gap row is dropped)."""
 
@@ -379,9 +381,6 @@ class ContactForces:
         the general route refuses the Painleve-type inconsistency), and finite
         numbers. ``tests/test_contact_fast.py`` compares it with the general route.
         """
-        n, m = self.n, self.m
-        if self.n_contacts or n > SMALL_MAX_N:
-            return None
         kernel = self._pressed_kernel(modes)
         if kernel is None:
             return None
@@ -389,35 +388,14 @@ class ContactForces:
         if w is None:
             return None
         self._check_translational_normals()  # the general route's refusal, made before any number
-        entries = self._entries(t, q.tolist(), qd.tolist(), p.tolist())
-        values = [0.0] * (n + m * n + m + n)  # Q, A (row by row), b, C: the layout of a constant M's entries
-        for position, value in zip(self._symbolic["nonzero"], entries):
-            values[position] = value
-        A, right = values[n:n + m * n], values[n + m * n:n + m * n + m]
-        if correction is not None:
-            right = [x + c for x, c in zip(right, correction.tolist())]
-        factors = _row_factors([max(map(abs, A[k * n:(k + 1) * n])) for k in range(m)])  # as core.scale_rows
-        if factors is None:
-            return None
-        factors = factors.tolist()
-        A = [a * factors[k // n] for k, a in enumerate(A)]
-        right = [x * f for x, f in zip(right, factors)]
-        data = self._scalar_friction()(t, q.tolist(), qd.tolist(), p.tolist())
-        width = 4 + n
-        stuck = [i for i, mode in enumerate(modes) if mode == 0]
-        for i in stuck:  # s' = 0: the row ds/dq' q'' = -drift
-            A.extend(data[i * width + 4:(i + 1) * width])
-            right.append(-data[i * width + 1])
-        sliding = [i for i, mode in enumerate(modes) if mode != 0]
-        unit = [-data[i * width + 2] * modes[i] * x for i in sliding for x in data[i * width + 4:(i + 1) * width]]
-        out = kernel(A, right, values[:n], values[n + m * n + m:], unit, w, [data[i * width + 3] for i in stuck])
-        if out is None or not math.isfinite(sum(out)):
+        t_list, q_list, qd_list, p_list = t, q.tolist(), qd.tolist(), p.tolist()
+        out = kernel(self._entries(t, q_list, qd_list, p_list), self._scalar_friction()(t_list, q_list, qd_list, p_list),
+                     w, None if correction is None else correction.tolist())
+        if out is None or not math.isfinite(sum(out[:4 * self.n])):
             return None
         rows = np.fromiter(out, float, len(out))
-        ratios = np.full(len(modes), np.nan)
-        ratios[stuck] = rows[3 * n:]
-        motion = Motion(rows[:n], np.array(values[:n]), rows[n:2 * n], rows[2 * n:3 * n])
-        return motion, ratios, np.full(0, np.nan)
+        n = self.n
+        return Motion(rows[:n], rows[n:2 * n], rows[2 * n:3 * n], rows[3 * n:4 * n]), rows[4 * n:], _NO_NORMALS
 
     def _pressed_kernel(self, modes):
         """The :class:`~udk_notebooks.kernels.PressedKernel` of these modes, built on first use; None if none fits."""
@@ -433,23 +411,19 @@ class ContactForces:
         normal_rows = self.model.friction_normals
         stuck = [i for i, mode in enumerate(modes) if mode == 0]
         sliding = [i for i, mode in enumerate(modes) if mode != 0]
-        if (self.mass is None or any(rows is None for rows in normal_rows) or len(sliding) > 1
-                or any(mode not in (0, 1, -1) for mode in modes) or not 0 < m + len(stuck) <= SMALL_MAX_ROWS):
+        if (self.mass is None or self.n_contacts or n > SMALL_MAX_N or any(rows is None for rows in normal_rows)
+                or len(sliding) > 1 or any(mode not in (0, 1, -1) for mode in modes)
+                or not 0 < m + len(stuck) <= SMALL_MAX_ROWS):
             return None
         pattern = _Pattern(n, m, self.nonzero)
+        if not self.has_nonideal:
+            pattern.C = [None] * n
         friction = self._symbolic["friction"]
-
-        def slope(i):  # the structurally nonzero entries of ds/dq' of friction entry i
-            return [j for j in range(n) if friction[i * (4 + n) + 4 + j] != 0]
-
-        rows = [set(cols) for cols in pattern.cols] + [set(slope(i)) for i in stuck]
-        if not all(rows):  # a row that is identically zero: the general route decides
+        # the structurally nonzero entries of ds/dq' of each friction entry
+        slopes = [[j for j in range(n) if friction[i * (4 + n) + 4 + j] != 0] for i in range(len(modes))]
+        if not all(pattern.cols) or not all(slopes[i] for i in stuck):  # a zero row: the general route decides
             return None
-        self._symbolic["nonzero"] = self.nonzero.tolist()
-        return PressedKernel(n, [sorted(r) for r in rows], [j for j in range(n) if pattern.Q[j] is not None],
-                             [j for j in range(n) if self.has_nonideal and pattern.C[j] is not None],
-                             slope(sliding[0]) if sliding else [], normal_rows[sliding[0]] if sliding else None,
-                             [normal_rows[i] for i in stuck], m)
+        return PressedKernel(pattern, slopes, modes, normal_rows)
 
     def _scalar_friction(self):
         """:attr:`friction_data` on Python floats, as one flat list (built on first use)."""

@@ -449,17 +449,33 @@ def _product(x: str | None, y: str | None) -> str | None:
     return None if x is None or y is None else f"{x} * {y}"
 
 
-def _pressed_source(n: int, rows: list, q_cols, c_cols, unit_cols, slide_rows, stuck_rows, m: int) -> str:
-    """Python source of :class:`PressedKernel` for one pattern (see there)."""
+def _pressed_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple) -> str:
+    """Python source of :class:`PressedKernel` for one pattern and one set of modes (see there)."""
+    n, m, P = pattern.n, pattern.m, pattern
+    width = 4 + n  # the columns of friction_data per entry: s, drift, mu, mu_s, ds/dq'
+    stuck = [i for i, mode in enumerate(modes) if mode == 0]
+    sliding = [i for i, mode in enumerate(modes) if mode != 0]
+    rows = [list(P.cols[k]) for k in range(m)] + [list(slopes[i]) for i in stuck]
     r = len(rows)
     out = _Lines()
-    out.lines.append("def kernel(A, right, Q, C, e, w, mu_s, bound):")
+    out.lines.append("def kernel(v, d, w, corr, bound):")
     out.emit(f"{', '.join(f'w{j}' for j in range(n))}, = w")
-    A = [[f"A[{k * n + j}]" if j in rows[k] else None for j in range(n)] for k in range(r)]
-    for k in range(r):
-        for j in rows[k]:
-            out.emit(f"a{k}_{j} = {A[k][j]}")
-            A[k][j] = f"a{k}_{j}"
+    A = [[None] * n for _ in range(r)]
+    right = []
+    for k in range(m):  # each row scaled by the power of two of core.scale_rows (an extreme one declines)
+        cells = [f"v[{P.A[k][j]}]" for j in rows[k]]
+        out.emit(f"s{k} = max({', '.join(f'abs({c})' for c in cells)}, 0.0)")
+        out.emit(f"if not 1e-290 < s{k} < 1e290:")
+        out.emit("    return None")
+        out.emit(f"f{k} = ldexp(1.0, 1 - frexp(s{k})[1])")
+        for j, cell in zip(rows[k], cells):
+            A[k][j] = out.let(f"a{k}_{j}", [], f"{cell} * f{k}")
+        b = f"v[{P.b[k]}]" if P.b[k] is not None else "0.0"
+        right.append(out.let(f"rb{k}", [], f"({b} if corr is None else {b} + corr[{k}]) * f{k}"))
+    for j, i in enumerate(stuck):  # s' = 0: the row ds/dq' q'' = -drift, in its own units
+        for col in rows[m + j]:
+            A[m + j][col] = out.let(f"a{m + j}_{col}", [], f"d[{i * width + 4 + col}]")
+        right.append(out.let(f"rb{m + j}", [f"d[{i * width + 1}]"]))
     W = [[out.let(f"W{k}_{j}", [], f"{A[k][j]} * w{j}") if A[k][j] else None for j in range(n)] for k in range(r)]
     G = {}
     for k in range(r):
@@ -514,18 +530,21 @@ def _pressed_source(n: int, rows: list, q_cols, c_cols, unit_cols, slide_rows, s
     norms = [_sum([f"abs({G[k, l]})" for l in range(r) if G[k, l] is not None]) for k in range(r)]
     out.emit(f"if not max({', '.join(g)}, 0.0) * max({', '.join(norms)}, 0.0) < bound:")
     out.emit("    return None")
-    Q = [f"Q[{j}]" if j in q_cols else None for j in range(n)]
-    rhs = [out.let(f"rq{k}", [x], f"right[{k}]") for k, x in enumerate(apply("aq", Q))]
+    Q = [f"v[{P.Q[j]}]" if P.Q[j] is not None else None for j in range(n)]
+    rhs = [out.let(f"rq{k}", [x], right[k]) for k, x in enumerate(apply("aq", Q))]
     lam = solve("lam", rhs)  # multipliers of F^L
     ideal = transpose("F", lam)
-    C = [f"C[{j}]" if j in c_cols else None for j in range(n)]
+    C = [f"v[{P.C[j]}]" if P.C[j] is not None else None for j in range(n)]
     base = lam
     if any(C):  # the model's own nonideal force moves the multipliers by its reaction
         reaction = solve("lc", apply("ac", C))
         base = [out.let(f"base{k}", [reaction[k]], lam[k]) for k in range(r)]
     total, gains = list(C), [None] * r
-    if slide_rows is not None:
-        unit = [f"e[{j}]" if j in unit_cols else None for j in range(n)]
+    slide_rows = normal_rows[sliding[0]] if sliding else None
+    if sliding:  # the unit friction force e = -mu sgn(s) ds/dq' of the sliding entry
+        i = sliding[0]
+        unit = [out.let(f"e{j}", [], f"{-modes[i]:.1f} * d[{i * width + 2}] * d[{i * width + 4 + j}]")
+                if j in slopes[i] else None for j in range(n)]
         gains = [out.let(f"gn{k}", [x]) for k, x in enumerate(solve("ge", apply("ae", unit)))]
         a = transpose("pa", base, slide_rows)
         B = transpose("pb", gains, slide_rows)
@@ -534,8 +553,8 @@ def _pressed_source(n: int, rows: list, q_cols, c_cols, unit_cols, slide_rows, s
         out.emit("    return None")
         out.emit(f"N = ({ab} + sqrt({ab} * {ab} + (1.0 - {bb}) * {aa})) / (1.0 - {bb})")
         total = [out.let(f"T{j}", [_product("N", unit[j])], C[j], sign="+") for j in range(n)]
-    ratios = []
-    for j, own in enumerate(stuck_rows):
+    ratios = {}
+    for j, own in enumerate(normal_rows[i] for i in stuck):
         row = m + j
         multiplier = out.let(f"hold{j}", [_product(gains[row], "N")], base[row] or "0.0", sign="+")
         force = transpose(f"o{j}_", base, own)
@@ -545,17 +564,17 @@ def _pressed_source(n: int, rows: list, q_cols, c_cols, unit_cols, slide_rows, s
                      for i, (x, y) in enumerate(zip(extra, force))]
         size = dot(f"lim{j}", force, force)
         slope = dot(f"sl{j}", A[row], A[row])
-        out.emit(f"R{j} = {multiplier} * sqrt({slope}) / max(mu_s[{j}] * sqrt({size}), 1e-300)")
-        ratios.append(f"R{j}")
+        out.emit(f"R{j} = {multiplier} * sqrt({slope}) / max(d[{stuck[j] * width + 3}] * sqrt({size}), 1e-300)")
+        ratios[stuck[j]] = f"R{j}"
     respond = transpose("rs", solve("mt", apply("at", total)))
     nonideal = [out.let(f"NI{j}", [respond[j]], total[j]) for j in range(n)]
-    holding = transpose("h", lam, range(m, r)) if stuck_rows else [None] * n
+    holding = transpose("h", lam, range(m, r)) if stuck else [None] * n
     qdd = [out.let(f"X{j}", [], f"w{j} * ({_sum([x for x in (Q[j], ideal[j], nonideal[j]) if x])})")
            if any((Q[j], ideal[j], nonideal[j])) else None for j in range(n)]
     ideal = [out.let(f"FL{j}", [holding[j]], ideal[j]) if holding[j] else ideal[j] for j in range(n)]
     nonideal = [out.let(f"FC{j}", [holding[j]], nonideal[j] or "0.0", sign="+") if holding[j] else nonideal[j]
                 for j in range(n)]
-    values = [x or "0.0" for x in qdd + ideal + nonideal] + ratios
+    values = [x or "0.0" for x in qdd + Q + ideal + nonideal] + [ratios.get(i, "nan") for i in range(len(modes))]
     out.emit(f"return [{', '.join(values)}]")
     return "\n".join(out.lines) + "\n"
 
@@ -566,9 +585,10 @@ class PressedKernel:
     The case of :meth:`~udk_notebooks.contact_forces.ContactForces._small_pressed`:
     ``CoulombFriction(normal=rows)`` entries, at most one sliding, the others
     sticking. Generated, like :class:`ScalarKernel`, over the nonzero pattern
-    of the rows of ``A`` (stick rows ``ds/dq'`` included), of ``Q``, ``C`` and
-    of the sliding entry's ``ds/dq'``. With ``W = M^{-1}`` and one factor
-    ``G = A W A^T = U^T U`` (Udwadia, Kalaba & Fan 2005, Eqs. 7-11):
+    of ``Q``, ``A``, ``b``, ``C`` and of each entry's ``ds/dq'`` (the stick
+    rows), for one set of modes. The model's rows are scaled by powers of two
+    as :func:`~udk_notebooks.core.scale_rows` scales them. With ``W = M^{-1}``
+    and one factor ``G = A W A^T = U^T U`` (Udwadia, Kalaba & Fan 2005, Eqs. 7-11):
 
     * ``lam = G^-1 (b - A W Q)``, the multipliers of ``F^L = A^T lam`` (Eq. 10);
     * the reaction to a nonideal force ``c`` has multipliers ``-G^-1 A W c``
@@ -581,16 +601,19 @@ class PressedKernel:
       ``q'' = W (Q + F^L + F^C)``; the stick rows' share of ``F^L`` (the
       holding force) moves to the nonideal term.
 
-    Calling it returns ``[q'' (n), F^L (n), F^C (n), ratios (s)]`` as one
-    list, or None where a pivot is not positive, the condition number bound
-    of ``G`` is not below ``1 / GRAM_RCOND``, or the gain is at least one.
+    Calling it with the compiled entries, the flat friction data, ``1 / diag(M)``
+    and the stabilization's correction of ``b`` (or None) returns
+    ``[q'', Q, F^L, F^C]`` (``n`` each) and one ratio per entry (NaN where it
+    does not stick) as one list, or None where a row is extreme, a pivot is
+    not positive, the condition number bound of ``G`` is not below
+    ``1 / GRAM_RCOND``, or the gain is at least one.
     """
 
-    def __init__(self, n: int, rows: list, q_cols, c_cols, unit_cols, slide_rows, stuck_rows, m: int):
-        self.source = _pressed_source(n, rows, set(q_cols), set(c_cols), set(unit_cols), slide_rows, stuck_rows, m)
-        namespace: dict = {"sqrt": math.sqrt}
+    def __init__(self, pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple):
+        self.source = _pressed_source(pattern, slopes, modes, normal_rows)
+        namespace: dict = {"sqrt": math.sqrt, "ldexp": math.ldexp, "frexp": math.frexp, "nan": math.nan}
         exec(compile(self.source, "<udk_notebooks.kernels.PressedKernel>", "exec"), namespace)  # noqa: S102
         self._kernel = namespace["kernel"]
 
-    def __call__(self, A: list, right: list, Q: list, C: list, e: list, w: list, mu_s: list) -> list | None:
-        return self._kernel(A, right, Q, C, e, w, mu_s, _BOUND)
+    def __call__(self, entries: list, data: list, w: list, correction: list | None) -> list | None:
+        return self._kernel(entries, data, w, correction, _BOUND)
