@@ -394,8 +394,9 @@ class ContactForces:
         if out is None or not math.isfinite(sum(out[:4 * self.n])):
             return None
         rows = np.fromiter(out, float, len(out))
-        n = self.n
-        return Motion(rows[:n], rows[n:2 * n], rows[2 * n:3 * n], rows[3 * n:4 * n]), rows[4 * n:], _NO_NORMALS
+        n, k = self.n, 4 * self.n + len(modes)
+        normals = rows[k:] if self.n_contacts else _NO_NORMALS
+        return Motion(rows[:n], rows[n:2 * n], rows[2 * n:3 * n], rows[3 * n:4 * n]), rows[4 * n:k], normals
 
     def _pressed_kernel(self, modes):
         """The :class:`~udk_notebooks.kernels.PressedKernel` of these modes, built on first use; None if none fits."""
@@ -407,23 +408,33 @@ class ContactForces:
     def _build_pressed_kernel(self, modes):
         from .kernels import PressedKernel, _Pattern
 
-        n, m = self.n, self.m
-        normal_rows = self.model.friction_normals
+        n, m, model = self.n, self.m, self.model
+        normal_rows = model.friction_normals
+        friction = self._symbolic["friction"]
+        # the structurally nonzero entries of ds/dq' of each friction entry, and whether its mu is
+        slopes = [[j for j in range(n) if friction[i * (4 + n) + 4 + j] != 0] for i in range(len(modes))]
+        rough = [friction[i * (4 + n) + 2] != 0 for i in range(len(modes))]
         stuck = [i for i, mode in enumerate(modes) if mode == 0]
-        sliding = [i for i, mode in enumerate(modes) if mode != 0]
-        if (self.mass is None or self.n_contacts or n > SMALL_MAX_N or any(rows is None for rows in normal_rows)
-                or len(sliding) > 1 or any(mode not in (0, 1, -1) for mode in modes)
-                or not 0 < m + len(stuck) <= SMALL_MAX_ROWS):
+        sliding = [i for i, mode in enumerate(modes) if mode in (1, -1)]
+        if self.n_contacts:  # Contact entries only, no two rough ones sliding at once beyond two, each unilateral
+            pushing = [i for i in sliding if rough[i] and slopes[i]]
+            gone = [model.contact_rows[i] for i, mode in enumerate(modes) if mode not in (0, 1, -1)]
+            contacts = (model.contact_rows, 0, rough)
+            if (len(model.friction) or len(pushing) > 2 or any(not model.contacts[i].unilateral for i in pushing)
+                    or any(mode not in (0, 1, -1, OPEN) for mode in modes)):
+                return None
+        else:  # CoulombFriction(normal=rows) entries, at most one sliding
+            gone, contacts = [], None
+            if any(rows is None for rows in normal_rows) or len(sliding) > 1 or len(stuck) + len(sliding) < len(modes):
+                return None
+        if self.mass is None or n > SMALL_MAX_N or not 0 < m - len(gone) + len(stuck) <= SMALL_MAX_ROWS:
             return None
         pattern = _Pattern(n, m, self.nonzero)
         if not self.has_nonideal:
             pattern.C = [None] * n
-        friction = self._symbolic["friction"]
-        # the structurally nonzero entries of ds/dq' of each friction entry
-        slopes = [[j for j in range(n) if friction[i * (4 + n) + 4 + j] != 0] for i in range(len(modes))]
         if not all(pattern.cols) or not all(slopes[i] for i in stuck):  # a zero row: the general route decides
             return None
-        return PressedKernel(pattern, slopes, modes, normal_rows)
+        return PressedKernel(pattern, slopes, modes, normal_rows, contacts)
 
     def _scalar_friction(self):
         """:attr:`friction_data` on Python floats, as one flat list (built on first use)."""

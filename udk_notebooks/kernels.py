@@ -449,29 +449,32 @@ def _product(x: str | None, y: str | None) -> str | None:
     return None if x is None or y is None else f"{x} * {y}"
 
 
-def _pressed_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple) -> str:
+def _pressed_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple, contacts=None) -> str:
     """Python source of :class:`PressedKernel` for one pattern and one set of modes (see there)."""
-    n, m, P = pattern.n, pattern.m, pattern
+    n, P = pattern.n, pattern
     width = 4 + n  # the columns of friction_data per entry: s, drift, mu, mu_s, ds/dq'
     stuck = [i for i, mode in enumerate(modes) if mode == 0]
-    sliding = [i for i, mode in enumerate(modes) if mode != 0]
-    rows = [list(P.cols[k]) for k in range(m)] + [list(slopes[i]) for i in stuck]
+    sliding = [i for i, mode in enumerate(modes) if mode in (1, -1)]
+    gone = set() if contacts is None else {contacts[0][i] for i, mode in enumerate(modes) if mode not in (0, 1, -1)}
+    kept = [k for k in range(P.m) if k not in gone]  # an open contact's gap row leaves A
+    m = len(kept)
+    rows = [list(P.cols[k]) for k in kept] + [list(slopes[i]) for i in stuck]
     r = len(rows)
     out = _Lines()
     out.lines.append("def kernel(v, d, w, corr, bound):")
     out.emit(f"{', '.join(f'w{j}' for j in range(n))}, = w")
     A = [[None] * n for _ in range(r)]
     right = []
-    for k in range(m):  # each row scaled by the power of two of core.scale_rows (an extreme one declines)
-        cells = [f"v[{P.A[k][j]}]" for j in rows[k]]
+    for k, row in enumerate(kept):  # each row scaled by the power of two of core.scale_rows (an extreme one declines)
+        cells = [f"v[{P.A[row][j]}]" for j in rows[k]]
         out.emit(f"s{k} = max({', '.join(f'abs({c})' for c in cells)}, 0.0)")
         out.emit(f"if not 1e-290 < s{k} < 1e290:")
         out.emit("    return None")
         out.emit(f"f{k} = ldexp(1.0, 1 - frexp(s{k})[1])")
         for j, cell in zip(rows[k], cells):
             A[k][j] = out.let(f"a{k}_{j}", [], f"{cell} * f{k}")
-        b = f"v[{P.b[k]}]" if P.b[k] is not None else "0.0"
-        right.append(out.let(f"rb{k}", [], f"({b} if corr is None else {b} + corr[{k}]) * f{k}"))
+        b = f"v[{P.b[row]}]" if P.b[row] is not None else "0.0"
+        right.append(out.let(f"rb{k}", [], f"({b} if corr is None else {b} + corr[{row}]) * f{k}"))
     for j, i in enumerate(stuck):  # s' = 0: the row ds/dq' q'' = -drift, in its own units
         for col in rows[m + j]:
             A[m + j][col] = out.let(f"a{m + j}_{col}", [], f"d[{i * width + 4 + col}]")
@@ -539,42 +542,84 @@ def _pressed_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: 
     if any(C):  # the model's own nonideal force moves the multipliers by its reaction
         reaction = solve("lc", apply("ac", C))
         base = [out.let(f"base{k}", [reaction[k]], lam[k]) for k in range(r)]
-    total, gains = list(C), [None] * r
-    slide_rows = normal_rows[sliding[0]] if sliding else None
-    if sliding:  # the unit friction force e = -mu sgn(s) ds/dq' of the sliding entry
-        i = sliding[0]
-        unit = [out.let(f"e{j}", [], f"{-modes[i]:.1f} * d[{i * width + 2}] * d[{i * width + 4 + j}]")
-                if j in slopes[i] else None for j in range(n)]
-        gains = [out.let(f"gn{k}", [x]) for k, x in enumerate(solve("ge", apply("ae", unit)))]
-        a = transpose("pa", base, slide_rows)
-        B = transpose("pb", gains, slide_rows)
-        ab, aa, bb = dot("ab", a, B), dot("aa", a, a), dot("bb", B, B)
-        out.emit(f"if not {bb} < 1.0:")  # friction feeds its own normal force: the general route refuses it
-        out.emit("    return None")
-        out.emit(f"N = ({ab} + sqrt({ab} * {ab} + (1.0 - {bb}) * {aa})) / (1.0 - {bb})")
-        total = [out.let(f"T{j}", [_product("N", unit[j])], C[j], sign="+") for j in range(n)]
-    ratios = {}
-    for j, own in enumerate(normal_rows[i] for i in stuck):
-        row = m + j
-        multiplier = out.let(f"hold{j}", [_product(gains[row], "N")], base[row] or "0.0", sign="+")
-        force = transpose(f"o{j}_", base, own)
-        if slide_rows is not None:
-            extra = transpose(f"ob{j}_", gains, own)
-            force = [out.let(f"on{j}_{i}", [_product("N", x)], y or "0.0", sign="+") if x else y
-                     for i, (x, y) in enumerate(zip(extra, force))]
-        size = dot(f"lim{j}", force, force)
-        slope = dot(f"sl{j}", A[row], A[row])
-        out.emit(f"R{j} = {multiplier} * sqrt({slope}) / max(d[{stuck[j] * width + 3}] * sqrt({size}), 1e-300)")
-        ratios[stuck[j]] = f"R{j}"
+    if contacts is not None:  # Contact entries: normal forces are the gap rows' multipliers (contact_forces)
+        gap = [kept.index(row) if row in kept else None for row in contacts[0]]
+        rough = [i for i in sliding if slopes[i] and contacts[2][i]]  # a structurally rough sliding contact
+        gains = []
+        for c, i in enumerate(rough):
+            unit = [out.let(f"e{c}_{j}", [], f"{-modes[i]:.1f} * d[{i * width + 2}] * d[{i * width + 4 + j}]")
+                    if j in slopes[i] else None for j in range(n)]
+            gains.append(([out.let(f"gn{c}_{k}", [x]) for k, x in enumerate(solve(f"ge{c}_", apply(f"ae{c}_", unit)))],
+                          unit))
+        own = [f"f{gap[i]}" for i in rough]  # a multiplier times its row's factor: newtons
+        a = [out.let(f"na{c}", [], f"{base[gap[i]] or '0.0'} * {own[c]}") for c, i in enumerate(rough)]
+        B = [[out.let(f"nb{c}_{l}", [], f"{gains[l][0][gap[i]] or '0.0'} * {own[c]}") for l in range(len(rough))]
+             for c, i in enumerate(rough)]
+        if len(rough) == 1:  # (1 - B) N = a; 1 - B must be positive (unilateral), else Painleve: declined
+            out.emit(f"D0 = 1.0 - {B[0][0]}")
+            out.emit("if not D0 > 1e-12:")
+            out.emit("    return None")
+            out.emit(f"N0 = {a[0]} / D0")
+        elif len(rough) == 2:  # every principal minor of I - B positive (a P-matrix), then Cramer's rule
+            out.emit(f"D0 = 1.0 - {B[0][0]}")
+            out.emit(f"D1 = 1.0 - {B[1][1]}")
+            out.emit(f"det = D0 * D1 - {B[0][1]} * {B[1][0]}")
+            out.emit("if not min(D0, D1, det) > 1e-12:")
+            out.emit("    return None")
+            out.emit(f"N0 = ({a[0]} * D1 + {B[0][1]} * {a[1]}) / det")
+            out.emit(f"N1 = (D0 * {a[1]} + {B[1][0]} * {a[0]}) / det")
+        total = list(C)
+        for c, (_, unit) in enumerate(gains):
+            total = [out.let(f"T{c}_{j}", [_product(f"N{c}", unit[j])], total[j], sign="+") for j in range(n)]
+        multipliers = [out.let(f"M{k}", [_product(g[k], f"N{c}") for c, (g, _) in enumerate(gains)], base[k], sign="+")
+                       for k in range(r)]
+        normals = [f"{multipliers[g] or '0.0'} * f{g}" if g is not None else "nan" for g in gap]
+        for c, value in enumerate(normals):
+            out.emit(f"NN{c} = {value}")
+        ratios = {}
+        for j, i in enumerate(stuck):  # the stick row has a unit tangent: its multiplier is the holding force
+            out.emit(f"R{j} = {multipliers[m + j] or '0.0'} / max(d[{i * width + 3}] * abs(NN{i - contacts[1]}), 1e-300)")
+            ratios[i] = f"R{j}"
+        holding = transpose("h", multipliers, range(m, r)) if stuck else [None] * n
+        tail = [f"NN{c}" for c in range(len(gap))]
+    else:
+        total, gains, tail, holding = list(C), [None] * r, [], None
+        slide_rows = normal_rows[sliding[0]] if sliding else None
+        if sliding:  # the unit friction force e = -mu sgn(s) ds/dq' of the sliding entry
+            i = sliding[0]
+            unit = [out.let(f"e{j}", [], f"{-modes[i]:.1f} * d[{i * width + 2}] * d[{i * width + 4 + j}]")
+                    if j in slopes[i] else None for j in range(n)]
+            gains = [out.let(f"gn{k}", [x]) for k, x in enumerate(solve("ge", apply("ae", unit)))]
+            a = transpose("pa", base, slide_rows)
+            B = transpose("pb", gains, slide_rows)
+            ab, aa, bb = dot("ab", a, B), dot("aa", a, a), dot("bb", B, B)
+            out.emit(f"if not {bb} < 1.0:")  # friction feeds its own normal force: the general route refuses it
+            out.emit("    return None")
+            out.emit(f"N = ({ab} + sqrt({ab} * {ab} + (1.0 - {bb}) * {aa})) / (1.0 - {bb})")
+            total = [out.let(f"T{j}", [_product("N", unit[j])], C[j], sign="+") for j in range(n)]
+        ratios = {}
+        for j, own in enumerate(normal_rows[i] for i in stuck):
+            row = m + j
+            multiplier = out.let(f"hold{j}", [_product(gains[row], "N")], base[row] or "0.0", sign="+")
+            force = transpose(f"o{j}_", base, own)
+            if slide_rows is not None:
+                extra = transpose(f"ob{j}_", gains, own)
+                force = [out.let(f"on{j}_{i}", [_product("N", x)], y or "0.0", sign="+") if x else y
+                         for i, (x, y) in enumerate(zip(extra, force))]
+            size = dot(f"lim{j}", force, force)
+            slope = dot(f"sl{j}", A[row], A[row])
+            out.emit(f"R{j} = {multiplier} * sqrt({slope}) / max(d[{stuck[j] * width + 3}] * sqrt({size}), 1e-300)")
+            ratios[stuck[j]] = f"R{j}"
     respond = transpose("rs", solve("mt", apply("at", total)))
     nonideal = [out.let(f"NI{j}", [respond[j]], total[j]) for j in range(n)]
-    holding = transpose("h", lam, range(m, r)) if stuck else [None] * n
+    if holding is None:
+        holding = transpose("h", lam, range(m, r)) if stuck else [None] * n
     qdd = [out.let(f"X{j}", [], f"w{j} * ({_sum([x for x in (Q[j], ideal[j], nonideal[j]) if x])})")
            if any((Q[j], ideal[j], nonideal[j])) else None for j in range(n)]
     ideal = [out.let(f"FL{j}", [holding[j]], ideal[j]) if holding[j] else ideal[j] for j in range(n)]
     nonideal = [out.let(f"FC{j}", [holding[j]], nonideal[j] or "0.0", sign="+") if holding[j] else nonideal[j]
                 for j in range(n)]
-    values = [x or "0.0" for x in qdd + Q + ideal + nonideal] + [ratios.get(i, "nan") for i in range(len(modes))]
+    values = [x or "0.0" for x in qdd + Q + ideal + nonideal] + [ratios.get(i, "nan") for i in range(len(modes))] + tail
     out.emit(f"return [{', '.join(values)}]")
     return "\n".join(out.lines) + "\n"
 
@@ -609,8 +654,8 @@ class PressedKernel:
     ``1 / GRAM_RCOND``, or the gain is at least one.
     """
 
-    def __init__(self, pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple):
-        self.source = _pressed_source(pattern, slopes, modes, normal_rows)
+    def __init__(self, pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple, contacts=None):
+        self.source = _pressed_source(pattern, slopes, modes, normal_rows, contacts)
         namespace: dict = {"sqrt": math.sqrt, "ldexp": math.ldexp, "frexp": math.frexp, "nan": math.nan}
         exec(compile(self.source, "<udk_notebooks.kernels.PressedKernel>", "exec"), namespace)  # noqa: S102
         self._kernel = namespace["kernel"]
