@@ -1,6 +1,6 @@
 """The Python-float route of the contact solver against the general route, call by call and run by run.
 
-:meth:`CompiledModel._small_pressed` takes small models with a constant diagonal
+:meth:`CompiledModel._fast_contacts` takes small models with a constant diagonal
 mass matrix and either ``CoulombFriction(normal=rows)`` entries (the block on a
 rough floor carrying a pendulum) or unilateral ``Contact`` entries (the ladder
 against a floor and a wall); :meth:`CompiledModel._general_contacts` is the
@@ -43,7 +43,7 @@ def test_fast_route_equals_the_general_route(cm, modes):
     """Accelerations, forces and holding ratios agree to 1e-11 of their size at random states and parameters."""
     answered = 0
     for t, q, qd, p, correction in _states(cm, 150, seed=len(modes) + modes[0]):
-        fast = cm._small_pressed(t, q, qd, p, modes, correction)
+        fast = cm._fast_contacts(t, q, qd, p, modes, correction)
         try:
             general = cm._general_contacts(t, q, qd, p, modes, correction)
         except ValueError:  # the general route refuses (a Painleve-type gain): the fast one must not answer
@@ -63,7 +63,7 @@ def test_fast_route_declines_a_painleve_gain_and_the_general_route_refuses(cm):
     """Past the friction gain of one the fast route answers nothing; solve_contacts raises the general message."""
     p = cm.parameters(m1=0.1, m2=5.0, mu=1.0, mu_s=1.0)
     q, qd = fcp.initial_state(angle=-0.6, rate=1.0, angle_rate=0.0, **{"l": 0.8})
-    assert cm._small_pressed(0.0, q, qd, p, (1,), None) is None
+    assert cm._fast_contacts(0.0, q, qd, p, (1,), None) is None
     with pytest.raises(ValueError, match="Painleve"):
         cm.solve_contacts(0.0, q, qd, p, (1,))
 
@@ -72,7 +72,7 @@ def test_fast_route_declines_a_mass_matrix_it_cannot_vouch_for(cm):
     """A massless block (M singular) goes the general route."""
     p = cm.parameters(m1=0.0)
     q, qd = fcp.initial_state(angle=1.0)
-    assert cm._small_pressed(0.0, q, qd, p, (1,), None) is None
+    assert cm._fast_contacts(0.0, q, qd, p, (1,), None) is None
 
 
 def test_whole_run_matches_a_tight_general_run(cm, monkeypatch):
@@ -80,7 +80,7 @@ def test_whole_run_matches_a_tight_general_run(cm, monkeypatch):
     q0, qd0 = fcp.initial_state(angle=1.2)
     times = np.linspace(0.0, 4.0, 81)
     fast = simulate(cm, (0.0, 4.0), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
-    monkeypatch.setattr(type(cm), "_small_pressed", lambda self, *args: None)
+    monkeypatch.setattr(type(cm), "_fast_contacts", lambda self, *args: None)
     general = simulate(cm, (0.0, 4.0), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
     assert (fast.modes[:, 0] == 0).any() and fast.t.size == general.t.size
     np.testing.assert_array_equal(fast.modes, general.modes)
@@ -109,7 +109,7 @@ def test_ladder_contacts_fast_route_equals_the_general_route():
         q, qd = q0 + rng.normal(0, 1e-3, 3), qd0 + rng.normal(0, 0.5, 3)
         correction = rng.normal(0, 1, cm.m) if k % 2 else None
         for modes in itertools.product((0, 1, -1, OPEN), repeat=2):
-            fast = cm._small_pressed(0.1, q, qd, p, modes, correction)
+            fast = cm._fast_contacts(0.1, q, qd, p, modes, correction)
             try:
                 general = cm._general_contacts(0.1, q, qd, p, modes, correction)
             except ValueError:  # a Painleve paradox or an undetermined split: the fast route must not answer
@@ -129,7 +129,7 @@ def test_ladder_fast_route_declines_a_paradox_the_general_route_names():
     p = cm.parameters(mu_floor=2.0, mu_wall=2.0)
     for theta in np.linspace(0.1, 0.5, 5):
         q, qd = ladder.initial_state(theta0=theta)
-        assert cm._small_pressed(0.0, q, qd, p, (1, 1), None) is None
+        assert cm._fast_contacts(0.0, q, qd, p, (1, 1), None) is None
         with pytest.raises(ValueError, match="Painleve's paradox"):
             cm.solve_contacts(0.0, q, qd, p, (1, 1))
 
@@ -140,7 +140,7 @@ def test_ladder_run_by_the_fast_route_matches_the_general_route(monkeypatch):
     q0, qd0 = ladder.initial_state(theta0=1.2)
     times = np.linspace(0.0, 1.5, 61)
     fast = simulate(cm, (0.0, 1.5), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
-    monkeypatch.setattr(type(cm), "_small_pressed", lambda self, *args: None)
+    monkeypatch.setattr(type(cm), "_fast_contacts", lambda self, *args: None)
     general = simulate(cm, (0.0, 1.5), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
     assert fast.status == general.status and fast.t.size == general.t.size
     np.testing.assert_array_equal(fast.modes, general.modes)

@@ -575,7 +575,7 @@ class CompiledModel(ContactForces):
         if not modes:  # the integrator's common case: no friction entry, no contact
             normals = np.full(self.n_contacts, np.nan) if self.n_contacts else _NO_NORMALS
             return self._solve_plain(t, q, qd, p, correction), _NO_RATIOS, normals
-        small = self._small_pressed(t, q, qd, p, modes, correction)  # Python floats, where they can vouch
+        small = self._fast_contacts(t, q, qd, p, modes, correction)  # Python floats, where they can vouch
         if small is not None:
             return small
         return self._general_contacts(t, q, qd, p, modes, correction)

@@ -25,7 +25,7 @@ from .errors import PainleveParadoxError
 __all__ = ["OPEN", "ContactForces"]
 
 SMALL_MAX_N = 8
-"""Most coordinates for which :meth:`ContactForces._small_pressed` solves in Python floats."""
+"""Most coordinates for which :meth:`ContactForces._fast_contacts` solves in Python floats."""
 
 SMALL_MAX_ROWS = 6
 """Most constraint rows (stick rows included) for which it does."""
@@ -360,28 +360,33 @@ class ContactForces:
             N = N - np.linalg.solve(jac, gap)
         return np.array([math.sqrt(v @ v) for v in (a + B @ N for a, B in parts)])
 
-    def _small_pressed(self, t, q, qd, p, modes, correction) -> tuple | None:
+    def _fast_contacts(self, t, q, qd, p, modes, correction) -> tuple | None:
         """:meth:`solve_contacts` in Python floats for a small model with a constant diagonal ``M``, or None.
 
-        It takes the case of ``CoulombFriction(normal=rows)`` entries only (no
-        :class:`~udk_notebooks.contacts.Contact`), at most one of them sliding:
-        a block on a rough floor carrying a pendulum. With ``W = M^-1`` diagonal,
-        one Cholesky factor of the Gram matrix ``G = A W A^T`` (stick rows
-        included) gives every multiplier the general route finds by least
-        squares; the sliding contact's normal force is the closed-form root of
-        :meth:`_normal_sizes` (:class:`~udk_notebooks.kernels.PressedKernel`,
-        generated once per set of modes).
+        Two cases: ``CoulombFriction(normal=rows)`` entries, at most one of
+        them sliding (a block on a rough floor carrying a pendulum), and
+        :class:`~udk_notebooks.contacts.Contact` entries alone, unilateral
+        where they slide with friction, at most two of those (a ladder against
+        a floor and a wall). With ``W = M^-1`` diagonal, one Cholesky factor of
+        the Gram matrix ``G = A W A^T`` (stick rows included, open contacts'
+        gap rows left out) gives every multiplier the general route finds by
+        least squares; a sliding entry's normal force is the closed-form root
+        of :meth:`_normal_sizes` (named rows) or the solution of
+        ``(I - B) N = a`` of :meth:`_sliding_normals` (contacts). The code is
+        :class:`~udk_notebooks.kernels.ContactKernel`, generated once per set
+        of modes.
 
         None (the general route decides, with its rank tests and messages)
         unless it can vouch for the answer: ``M`` diagonal and positive
         definite, the rows scaled as the general route scales them, the Gram
         matrix's condition number below ``1 / GRAM_RCOND`` by a bound that
         never understates it (so the general route would use the Gram matrix
-        too, see :mod:`udk_notebooks.kernels`), a friction gain below one (else
-        the general route refuses the Painleve-type inconsistency), and finite
+        too and its rows are independent, see :mod:`udk_notebooks.kernels`),
+        a friction gain below one or ``I - B`` a P-matrix (else the general
+        route refuses the Painleve-type inconsistency by name), and finite
         numbers. ``tests/test_contact_fast.py`` compares it with the general route.
         """
-        kernel = self._pressed_kernel(modes)
+        kernel = self._contact_kernel(modes)
         if kernel is None:
             return None
         w = self._diagonal_inverse(p)
@@ -398,15 +403,15 @@ class ContactForces:
         normals = rows[k:] if self.n_contacts else _NO_NORMALS
         return Motion(rows[:n], rows[n:2 * n], rows[2 * n:3 * n], rows[3 * n:4 * n]), rows[4 * n:k], normals
 
-    def _pressed_kernel(self, modes):
-        """The :class:`~udk_notebooks.kernels.PressedKernel` of these modes, built on first use; None if none fits."""
-        cache = self._symbolic.setdefault("pressed kernels", {})
+    def _contact_kernel(self, modes):
+        """The :class:`~udk_notebooks.kernels.ContactKernel` of these modes, built on first use; None if none fits."""
+        cache = self._symbolic.setdefault("contact kernels", {})
         if modes not in cache:
-            cache[modes] = self._build_pressed_kernel(modes)
+            cache[modes] = self._build_contact_kernel(modes)
         return cache[modes]
 
-    def _build_pressed_kernel(self, modes):
-        from .kernels import PressedKernel, _Pattern
+    def _build_contact_kernel(self, modes):
+        from .kernels import ContactKernel, _Pattern
 
         n, m, model = self.n, self.m, self.model
         normal_rows = model.friction_normals
@@ -434,7 +439,7 @@ class ContactForces:
             pattern.C = [None] * n
         if not all(pattern.cols) or not all(slopes[i] for i in stuck):  # a zero row: the general route decides
             return None
-        return PressedKernel(pattern, slopes, modes, normal_rows, contacts)
+        return ContactKernel(pattern, slopes, modes, normal_rows, contacts)
 
     def _scalar_friction(self):
         """:attr:`friction_data` on Python floats, as one flat list (built on first use)."""

@@ -25,7 +25,13 @@ same Gram matrix (there ``B^+ = B^T G^{-1}``). Two kernels evaluate them:
   the nonzeros only, and LAPACK's banded Cholesky (``dpbtrf``/``dpbtrs``), so
   the cost grows like ``n`` and not ``n^3``.
 
-Neither decides ranks. Each returns None, and the caller takes the general
+A third, :class:`ContactKernel`, is the same idea for friction contacts in
+given stick/slip modes (the moded route of
+:meth:`~udk_notebooks.compiled.CompiledModel.solve_contacts`): stick rows
+joined to ``A``, the normal forces of sliding contacts solved with the same
+factor of ``G``, the holding forces moved to the nonideal term.
+
+None decides ranks. Each returns None, and the caller takes the general
 route with its rank decisions and error messages, unless it can vouch for
 its answer: all pivots of ``G`` positive, and the reciprocal condition
 number of ``G`` above :data:`udk_notebooks.core.GRAM_RCOND`, which is the
@@ -449,8 +455,8 @@ def _product(x: str | None, y: str | None) -> str | None:
     return None if x is None or y is None else f"{x} * {y}"
 
 
-def _pressed_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple, contacts=None) -> str:
-    """Python source of :class:`PressedKernel` for one pattern and one set of modes (see there)."""
+def _contact_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple, contacts=None) -> str:
+    """Python source of :class:`ContactKernel` for one pattern and one set of modes (see there)."""
     n, P = pattern.n, pattern
     width = 4 + n  # the columns of friction_data per entry: s, drift, mu, mu_s, ds/dq'
     stuck = [i for i, mode in enumerate(modes) if mode == 0]
@@ -624,12 +630,13 @@ def _pressed_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: 
     return "\n".join(out.lines) + "\n"
 
 
-class PressedKernel:
-    """Friction with named normal rows in Python floats, for a constant diagonal ``M`` and fixed modes.
+class ContactKernel:
+    """Friction contacts in Python floats, for a constant diagonal ``M`` and one set of modes.
 
-    The case of :meth:`~udk_notebooks.contact_forces.ContactForces._small_pressed`:
+    The cases of :meth:`~udk_notebooks.contact_forces.ContactForces._fast_contacts`:
     ``CoulombFriction(normal=rows)`` entries, at most one sliding, the others
-    sticking. Generated, like :class:`ScalarKernel`, over the nonzero pattern
+    sticking; or unilateral :class:`~udk_notebooks.contacts.Contact` entries,
+    at most two sliding with friction, open ones without their gap rows. Generated, like :class:`ScalarKernel`, over the nonzero pattern
     of ``Q``, ``A``, ``b``, ``C`` and of each entry's ``ds/dq'`` (the stick
     rows), for one set of modes. The model's rows are scaled by powers of two
     as :func:`~udk_notebooks.core.scale_rows` scales them. With ``W = M^{-1}``
@@ -639,25 +646,31 @@ class PressedKernel:
     * the reaction to a nonideal force ``c`` has multipliers ``-G^-1 A W c``
       (``F^C(c) - c``, Eq. 11): for the model's ``C`` and the sliding entry's
       unit friction ``e = -mu sgn(s) ds/dq'``;
-    * the sliding entry's normal force ``N = |a + B N|`` over its rows, the
-      nonnegative root of that quadratic (gain ``|B|`` below one, else None);
-    * each sticking entry's holding ratio ``lam_s |ds/dq'| / (mu_s N_own)``;
+    * named rows: the sliding entry's normal force ``N = |a + B N|`` over its
+      rows, the nonnegative root of that quadratic (gain ``|B|`` below one,
+      else None); each sticking entry's ratio ``lam_s |ds/dq'| / (mu_s N_own)``;
+    * contacts: the gap rows' multipliers (in newtons, times their rows'
+      scale) are affine in the sliding normal forces, ``N = a + B N``, solved
+      where every principal minor of ``I - B`` is positive (else None); each
+      sticking contact's ratio is its stick row's multiplier over ``mu_s |N|``,
+      and the normal forces of the closed contacts follow the ratios in the output;
     * ``F^C = c - A^T G^-1 A W c`` for ``c = C + N e``, and
       ``q'' = W (Q + F^L + F^C)``; the stick rows' share of ``F^L`` (the
       holding force) moves to the nonideal term.
 
     Calling it with the compiled entries, the flat friction data, ``1 / diag(M)``
     and the stabilization's correction of ``b`` (or None) returns
-    ``[q'', Q, F^L, F^C]`` (``n`` each) and one ratio per entry (NaN where it
-    does not stick) as one list, or None where a row is extreme, a pivot is
-    not positive, the condition number bound of ``G`` is not below
-    ``1 / GRAM_RCOND``, or the gain is at least one.
+    ``[q'', Q, F^L, F^C]`` (``n`` each), one ratio per entry (NaN where it
+    does not stick) and, for contacts, one normal force per contact (NaN where
+    open) as one list; or None where a row is extreme, a pivot is not
+    positive, the condition number bound of ``G`` is not below
+    ``1 / GRAM_RCOND``, or the friction gain test fails.
     """
 
     def __init__(self, pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple, contacts=None):
-        self.source = _pressed_source(pattern, slopes, modes, normal_rows, contacts)
+        self.source = _contact_source(pattern, slopes, modes, normal_rows, contacts)
         namespace: dict = {"sqrt": math.sqrt, "ldexp": math.ldexp, "frexp": math.frexp, "nan": math.nan}
-        exec(compile(self.source, "<udk_notebooks.kernels.PressedKernel>", "exec"), namespace)  # noqa: S102
+        exec(compile(self.source, "<udk_notebooks.kernels.ContactKernel>", "exec"), namespace)  # noqa: S102
         self._kernel = namespace["kernel"]
 
     def __call__(self, entries: list, data: list, w: list, correction: list | None) -> list | None:
