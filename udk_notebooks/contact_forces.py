@@ -424,7 +424,7 @@ class ContactForces:
         if self.n_contacts:  # Contact entries only, no two rough ones sliding at once beyond two, each unilateral
             pushing = [i for i in sliding if rough[i] and slopes[i]]
             gone = [model.contact_rows[i] for i, mode in enumerate(modes) if mode not in (0, 1, -1)]
-            contacts = (model.contact_rows, 0, rough)
+            contacts = (model.contact_rows, rough)
             if (len(model.friction) or len(pushing) > 2 or any(not model.contacts[i].unilateral for i in pushing)
                     or any(mode not in (0, 1, -1, OPEN) for mode in modes)):
                 return None
