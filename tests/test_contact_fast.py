@@ -146,3 +146,46 @@ def test_ladder_run_by_the_fast_route_matches_the_general_route(monkeypatch):
     np.testing.assert_array_equal(fast.modes, general.modes)
     np.testing.assert_allclose(fast.q, general.q, atol=1e-8)
     np.testing.assert_allclose(fast.normal_force, general.normal_force, atol=1e-6, equal_nan=True)
+
+
+def _with_own_nonideal(contact: bool):
+    """The block and pendulum with a viscous nonideal force on the bob, C = -c (x2', y2'), in both declarations."""
+    import sympy as sm
+
+    from udk_notebooks.contacts import Contact, Plane
+    from udk_notebooks.model import CoulombFriction, Model
+
+    x1, y1, x2, y2 = fcp.x1, fcp.y1, fcp.x2, fcp.y2
+    c = sm.Symbol("c", positive=True)
+    common = dict(
+        kinetic_energy=(fcp.m1 * (x1.diff() ** 2 + y1.diff() ** 2) + fcp.m2 * (x2.diff() ** 2 + y2.diff() ** 2)) / 2,
+        potential_energy=fcp.g * (fcp.m1 * y1 + fcp.m2 * y2),
+        nonideal=[0, 0, -c * x2.diff(), -c * y2.diff()],
+        parameters={fcp.m1: 1.0, fcp.m2: 0.8, fcp.l: 0.8, fcp.g: 9.81, fcp.mu: 0.3, fcp.mu_s: 0.4, c: 0.7},
+    )
+    rod = (x2 - x1) ** 2 + (y2 - y1) ** 2 - fcp.l**2
+    if contact:
+        return Model([x1, y1, x2, y2], holonomic=[rod],
+                     contacts=[Contact((x1, y1), Plane((0, 1)), mu=fcp.mu, mu_s=fcp.mu_s, name="floor")], **common)
+    return Model([x1, y1, x2, y2], holonomic=[y1, rod], friction=[CoulombFriction(x1.diff(), fcp.mu, fcp.mu_s, normal=y1)],
+                 **common)
+
+
+@pytest.mark.parametrize("contact", [False, True])
+def test_fast_route_with_the_models_own_nonideal_force(contact):
+    """A model's own C moves the multipliers by its reaction: both routes agree, sliding and sticking."""
+    cm = _with_own_nonideal(contact).compile()
+    assert cm.has_nonideal
+    answered = 0
+    for t, q, qd, p, correction in _states(cm, 40, seed=7):
+        for modes in [(1,), (-1,), (0,)]:
+            fast = cm._fast_contacts(t, q, qd, p, modes, correction)
+            try:
+                general = cm._general_contacts(t, q, qd, p, modes, correction)
+            except ValueError:
+                assert fast is None
+                continue
+            if fast is not None:
+                _same(fast, general)
+                answered += 1
+    assert answered > 60
