@@ -20,7 +20,9 @@ factor computed once per parameter vector, then reused. When it is also
 diagonal (point masses, principal inertias), a solver generated from the
 sparsity pattern of ``Q, A, b, C`` (:mod:`udk_notebooks.kernels`) takes the
 place of :func:`~udk_notebooks.core.solve` for motions without friction
-contacts, and hands back to it whatever it cannot vouch for.
+contacts, and hands back to it whatever it cannot vouch for; for friction
+contacts in given modes, :meth:`CompiledModel.solve_contacts` does the same
+with a kernel generated per set of modes (``kernels.ContactKernel``).
 """
 
 from __future__ import annotations
