@@ -20,7 +20,9 @@ factor computed once per parameter vector, then reused. When it is also
 diagonal (point masses, principal inertias), a solver generated from the
 sparsity pattern of ``Q, A, b, C`` (:mod:`udk_notebooks.kernels`) takes the
 place of :func:`~udk_notebooks.core.solve` for motions without friction
-contacts, and hands back to it whatever it cannot vouch for.
+contacts, and hands back to it whatever it cannot vouch for; for friction
+contacts in given modes, :meth:`CompiledModel.solve_contacts` does the same
+with a kernel generated per set of modes (``kernels.ContactKernel``).
 """
 
 from __future__ import annotations
@@ -575,6 +577,13 @@ class CompiledModel(ContactForces):
         if not modes:  # the integrator's common case: no friction entry, no contact
             normals = np.full(self.n_contacts, np.nan) if self.n_contacts else _NO_NORMALS
             return self._solve_plain(t, q, qd, p, correction), _NO_RATIOS, normals
+        small = self._fast_contacts(t, q, qd, p, modes, correction)  # Python floats, where they can vouch
+        if small is not None:
+            return small
+        return self._general_contacts(t, q, qd, p, modes, correction)
+
+    def _general_contacts(self, t, q, qd, p, modes, correction) -> tuple[Motion, np.ndarray, np.ndarray]:
+        """:meth:`solve_contacts` with friction modes by the general route: every rank decision and message."""
         normals = np.full(self.n_contacts, np.nan)
         M, Q, A, b, C, factor = self._evaluate(t, q, qd, p)
         if correction is not None:

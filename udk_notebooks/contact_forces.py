@@ -19,10 +19,18 @@ import math
 
 import numpy as np
 
-from .core import solve
+from .core import Motion, _row_factors, solve
 from .errors import PainleveParadoxError
 
 __all__ = ["OPEN", "ContactForces"]
+
+SMALL_MAX_N = 8
+"""Most coordinates for which :meth:`ContactForces._fast_contacts` solves in Python floats."""
+
+SMALL_MAX_ROWS = 6
+"""Most constraint rows (stick rows included) for which it does."""
+
+_NO_NORMALS = np.full(0, np.nan)  # the normal forces of a model without Contact entries (none to report)
 
 OPEN = 2
 """The mode of a :class:`~udk_notebooks.contacts.Contact` whose point has left its surface (its gap row is dropped)."""
@@ -351,3 +359,110 @@ class ContactForces:
             jac = np.eye(k) - np.array([v @ B / max(sz, 1e-300) for v, (_, B), sz in zip(vectors, parts, sizes)])
             N = N - np.linalg.solve(jac, gap)
         return np.array([math.sqrt(v @ v) for v in (a + B @ N for a, B in parts)])
+
+    def _fast_contacts(self, t, q, qd, p, modes, correction) -> tuple | None:
+        """:meth:`solve_contacts` in Python floats for a small model with a constant diagonal ``M``, or None.
+
+        Two cases: ``CoulombFriction(normal=rows)`` entries, at most one of
+        them sliding (a block on a rough floor carrying a pendulum), and
+        :class:`~udk_notebooks.contacts.Contact` entries alone, unilateral
+        where they slide with friction, at most two of those (a ladder against
+        a floor and a wall). With ``W = M^-1`` diagonal, one Cholesky factor of
+        the Gram matrix ``G = A W A^T`` (stick rows included, open contacts'
+        gap rows left out) gives every multiplier the general route finds by
+        least squares; a sliding entry's normal force is the closed-form root
+        of :meth:`_normal_sizes` (named rows) or the solution of
+        ``(I - B) N = a`` of :meth:`_sliding_normals` (contacts). The code is
+        :class:`~udk_notebooks.kernels.ContactKernel`, generated once per set
+        of modes.
+
+        None (the general route decides, with its rank tests and messages)
+        unless it can vouch for the answer: ``M`` diagonal and positive
+        definite, the rows scaled as the general route scales them, the Gram
+        matrix's condition number below ``1 / GRAM_RCOND`` by a bound that
+        never understates it (so the general route would use the Gram matrix
+        too and its rows are independent, see :mod:`udk_notebooks.kernels`),
+        a friction gain below one or ``I - B`` a P-matrix (else the general
+        route refuses the Painleve-type inconsistency by name), and finite
+        numbers. ``tests/test_contact_fast.py`` compares it with the general route.
+        """
+        kernel = self._contact_kernel(modes)
+        if kernel is None:
+            return None
+        w = self._diagonal_inverse(p)
+        if w is None:
+            return None
+        self._check_translational_normals()  # the general route's refusal, made before any number
+        t_list, q_list, qd_list, p_list = t, q.tolist(), qd.tolist(), p.tolist()
+        out = kernel(self._entries(t, q_list, qd_list, p_list), self._scalar_friction()(t_list, q_list, qd_list, p_list),
+                     w, None if correction is None else correction.tolist())
+        if out is None or not math.isfinite(sum(out[:4 * self.n])):
+            return None
+        rows = np.fromiter(out, float, len(out))
+        n, k = self.n, 4 * self.n + len(modes)
+        normals = rows[k:] if self.n_contacts else _NO_NORMALS
+        return Motion(rows[:n], rows[n:2 * n], rows[2 * n:3 * n], rows[3 * n:4 * n]), rows[4 * n:k], normals
+
+    def _contact_kernel(self, modes):
+        """The :class:`~udk_notebooks.kernels.ContactKernel` of these modes, built on first use; None if none fits."""
+        cache = self._symbolic.setdefault("contact kernels", {})
+        if modes not in cache:
+            cache[modes] = self._build_contact_kernel(modes)
+        return cache[modes]
+
+    def _build_contact_kernel(self, modes):
+        from .kernels import ContactKernel, _Pattern
+
+        n, m, model = self.n, self.m, self.model
+        normal_rows = model.friction_normals
+        friction = self._symbolic["friction"]
+        # the structurally nonzero entries of ds/dq' of each friction entry, and whether its mu is
+        slopes = [[j for j in range(n) if friction[i * (4 + n) + 4 + j] != 0] for i in range(len(modes))]
+        rough = [friction[i * (4 + n) + 2] != 0 for i in range(len(modes))]
+        stuck = [i for i, mode in enumerate(modes) if mode == 0]
+        sliding = [i for i, mode in enumerate(modes) if mode in (1, -1)]
+        if self.n_contacts:  # Contact entries only, no two rough ones sliding at once beyond two, each unilateral
+            pushing = [i for i in sliding if rough[i] and slopes[i]]
+            gone = [model.contact_rows[i] for i, mode in enumerate(modes) if mode not in (0, 1, -1)]
+            contacts = (model.contact_rows, rough)
+            if (len(model.friction) or len(pushing) > 2 or any(not model.contacts[i].unilateral for i in pushing)
+                    or any(mode not in (0, 1, -1, OPEN) for mode in modes)):
+                return None
+        else:  # CoulombFriction(normal=rows) entries, at most one sliding
+            gone, contacts = [], None
+            if any(rows is None for rows in normal_rows) or len(sliding) > 1 or len(stuck) + len(sliding) < len(modes):
+                return None
+        if self.mass is None or n > SMALL_MAX_N or not 0 < m - len(gone) + len(stuck) <= SMALL_MAX_ROWS:
+            return None
+        pattern = _Pattern(n, m, self.nonzero)
+        if not self.has_nonideal:
+            pattern.C = [None] * n
+        if not all(pattern.cols) or not all(slopes[i] for i in stuck):  # a zero row: the general route decides
+            return None
+        return ContactKernel(pattern, slopes, modes, normal_rows, contacts)
+
+    def _scalar_friction(self):
+        """:attr:`friction_data` on Python floats, as one flat list (built on first use)."""
+        cache = self._symbolic
+        if "scalar friction" not in cache:
+            from .compiled import _scalar_function
+
+            cache["scalar friction"] = _scalar_function(cache["args"], cache["friction"])
+        return cache["scalar friction"]
+
+    def _diagonal_inverse(self, p) -> list | None:
+        """``1 / diag(M)`` of a constant diagonal, positive definite ``M`` for the parameter vector ``p``, else None.
+
+        Kept per parameter vector beside the Cholesky factor (:meth:`_constant_mass`).
+        """
+        if self.mass is None:
+            return None
+        key = (p.tobytes(), "diagonal inverse")
+        cache = self._mass_cache
+        if key not in cache:
+            M, factor = self._constant_mass(p)
+            diagonal = np.diagonal(M)
+            plain = factor is not None and not np.any(M - np.diag(diagonal))
+            cache[key] = (1.0 / diagonal).tolist() if plain else None
+        return cache[key]
+

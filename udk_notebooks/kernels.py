@@ -25,7 +25,13 @@ same Gram matrix (there ``B^+ = B^T G^{-1}``). Two kernels evaluate them:
   the nonzeros only, and LAPACK's banded Cholesky (``dpbtrf``/``dpbtrs``), so
   the cost grows like ``n`` and not ``n^3``.
 
-Neither decides ranks. Each returns None, and the caller takes the general
+A third, :class:`ContactKernel`, is the same idea for friction contacts in
+given stick/slip modes (the moded route of
+:meth:`~udk_notebooks.compiled.CompiledModel.solve_contacts`): stick rows
+joined to ``A``, the normal forces of sliding contacts solved with the same
+factor of ``G``, the holding forces moved to the nonideal term.
+
+None decides ranks. Each returns None, and the caller takes the general
 route with its rank decisions and error messages, unless it can vouch for
 its answer: all pivots of ``G`` positive, and the reciprocal condition
 number of ``G`` above :data:`udk_notebooks.core.GRAM_RCOND`, which is the
@@ -420,3 +426,294 @@ def diagonal_kernel(n: int, m: int, nonzero, mass, has_nonideal: bool):
     if pattern.bandwidth() <= BAND_MAX_WIDTH:
         return BandKernel(pattern, mass, has_nonideal)
     return None
+
+
+class _Lines:
+    """Straight-line source over named floats, where None stands for a structural zero (no code emitted)."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def let(self, name: str, terms, base: str | None = None, sign: str = "-") -> str | None:
+        """``name = base sign (sum of terms)``; None, and no line, when both are structurally zero."""
+        terms = [term for term in terms if term is not None]
+        if not terms and base is None:
+            return None
+        if not terms:
+            self.lines.append(f"    {name} = {base}")
+        elif base is None:
+            self.lines.append(f"    {name} = {'-' if sign == '-' else ''}({_sum(terms)})")
+        else:
+            self.lines.append(f"    {name} = {base} {sign} ({_sum(terms)})")
+        return name
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " + line)
+
+
+def _product(x: str | None, y: str | None) -> str | None:
+    return None if x is None or y is None else f"{x} * {y}"
+
+
+class _ContactCode(_Lines):
+    """The generated code of :class:`ContactKernel`: rows, the factor of ``G``, and the products it reuses."""
+
+    def __init__(self, pattern: _Pattern, slopes: list, modes: tuple, gone: set):
+        super().__init__()
+        self.n, self.P, self.modes, self.slopes = pattern.n, pattern, modes, slopes
+        self.width = 4 + pattern.n  # the columns of friction_data per entry: s, drift, mu, mu_s, ds/dq'
+        self.stuck = [i for i, mode in enumerate(modes) if mode == 0]
+        self.sliding = [i for i, mode in enumerate(modes) if mode in (1, -1)]
+        self.kept = [k for k in range(pattern.m) if k not in gone]  # an open contact's gap row leaves A
+        self.m = len(self.kept)
+        self.rows = [list(pattern.cols[k]) for k in self.kept] + [list(slopes[i]) for i in self.stuck]
+        self.r = len(self.rows)
+        self.lines.append("def kernel(v, d, w, corr, bound):")
+        self.emit(f"{', '.join(f'w{j}' for j in range(self.n))}, = w")
+        self.right = self._rows()
+        self.W = [[self.let(f"W{k}_{j}", [], f"{a} * w{j}") if a else None for j, a in enumerate(row)] for k, row in
+                  enumerate(self.A)]
+        self._factor()
+        self._bound()
+
+    def _rows(self) -> list:
+        """``A`` (names) and ``b``: the model's rows scaled as core.scale_rows scales them, then the stick rows."""
+        n, P, width = self.n, self.P, self.width
+        self.A = [[None] * n for _ in range(self.r)]
+        right = []
+        for k, row in enumerate(self.kept):  # a power of two per row; an extreme row declines
+            cells = [f"v[{P.A[row][j]}]" for j in self.rows[k]]
+            self.emit(f"s{k} = max({', '.join(f'abs({c})' for c in cells)}, 0.0)")
+            self.emit(f"if not 1e-290 < s{k} < 1e290:")
+            self.emit("    return None")
+            self.emit(f"f{k} = ldexp(1.0, 1 - frexp(s{k})[1])")
+            for j, cell in zip(self.rows[k], cells):
+                self.A[k][j] = self.let(f"a{k}_{j}", [], f"{cell} * f{k}")
+            b = f"v[{P.b[row]}]" if P.b[row] is not None else "0.0"
+            right.append(self.let(f"rb{k}", [], f"({b} if corr is None else {b} + corr[{row}]) * f{k}"))
+        for j, i in enumerate(self.stuck):  # s' = 0: the row ds/dq' q'' = -drift, in its own units
+            for col in self.rows[self.m + j]:
+                self.A[self.m + j][col] = self.let(f"a{self.m + j}_{col}", [], f"d[{i * width + 4 + col}]")
+            right.append(self.let(f"rb{self.m + j}", [f"d[{i * width + 1}]"]))
+        return right
+
+    def _factor(self) -> None:
+        """``G = A W A^T = U^T U`` over the pattern; a pivot that is not positive declines."""
+        r, A, W = self.r, self.A, self.W
+        self.G, self.U = {}, {}
+        for k in range(r):
+            for l in range(k + 1):
+                self.G[k, l] = self.G[l, k] = self.let(f"G{k}_{l}", [_product(W[k][j], A[l][j]) for j in range(self.n)],
+                                                       sign="+")
+        U = self.U
+        for i in range(r):
+            pivot = self.let(f"P{i}", [_product(U.get((k, i)), U.get((k, i))) for k in range(i)], self.G[i, i] or "0.0")
+            self.emit(f"if not {pivot} > 0.0:")
+            self.emit("    return None")
+            self.emit(f"U{i}_{i} = sqrt({pivot})")
+            U[i, i] = f"U{i}_{i}"
+            for j in range(i + 1, r):
+                if self.let(f"V{i}_{j}", [_product(U.get((k, i)), U.get((k, j))) for k in range(i)], self.G[i, j]):
+                    self.emit(f"U{i}_{j} = V{i}_{j} / U{i}_{i}")
+                    U[i, j] = f"U{i}_{j}"
+
+    def _bound(self) -> None:
+        """Decline unless ``||G||_1 max(<U>^-1 <U>^-T e)`` (module docstring) is below ``bound``."""
+        r, U = self.r, self.U
+        comparison = {key: (value if key[0] == key[1] else f"abs({value})") for key, value in U.items()}
+        f = []
+        for i in range(r):
+            f.append(self.let(f"fy{i}", [_product(comparison.get((k, i)), f[k]) for k in range(i)], "1.0", sign="+"))
+            self.emit(f"fy{i} = fy{i} / U{i}_{i}")
+        g = [None] * r
+        for i in reversed(range(r)):
+            g[i] = self.let(f"fz{i}", [_product(comparison.get((i, k)), g[k]) for k in range(i + 1, r)], f[i], sign="+")
+            self.emit(f"fz{i} = fz{i} / U{i}_{i}")
+        norms = [_sum([f"abs({self.G[k, l]})" for l in range(r) if self.G[k, l] is not None]) for k in range(r)]
+        self.emit(f"if not max({', '.join(g)}, 0.0) * max({', '.join(norms)}, 0.0) < bound:")
+        self.emit("    return None")
+
+    def solve(self, prefix: str, x: list) -> list:
+        """``G^-1 x``: ``U^T y = x``, then ``U z = y``."""
+        U, r = self.U, self.r
+        y = []
+        for i in range(r):
+            y.append(self.let(f"{prefix}y{i}", [_product(U.get((k, i)), y[k]) for k in range(i)], x[i]))
+            if y[i] is not None:
+                self.emit(f"{prefix}y{i} = {prefix}y{i} / U{i}_{i}")
+        z = [None] * r
+        for i in reversed(range(r)):
+            z[i] = self.let(f"{prefix}{i}", [_product(U.get((i, k)), z[k]) for k in range(i + 1, r)], y[i])
+            if z[i] is not None:
+                self.emit(f"{prefix}{i} = {prefix}{i} / U{i}_{i}")
+        return z
+
+    def apply(self, prefix: str, x: list) -> list:
+        """``A W x``."""
+        return [self.let(f"{prefix}{k}", [_product(Wk[j], x[j]) for j in range(self.n)], sign="+")
+                for k, Wk in enumerate(self.W)]
+
+    def transpose(self, prefix: str, lam: list, chosen=None) -> list:
+        """``A^T lam`` over the chosen rows (all by default)."""
+        chosen = range(self.r) if chosen is None else chosen
+        return [self.let(f"{prefix}{j}", [_product(self.A[k][j], lam[k]) for k in chosen], sign="+")
+                for j in range(self.n)]
+
+    def dot(self, name: str, x: list, y: list) -> str:
+        return self.let(name, [_product(a, b) for a, b in zip(x, y)], sign="+") or "0.0"
+
+    def unit(self, prefix: str, i: int) -> list:
+        """The unit friction force ``e = -mu sgn(s) ds/dq'`` of sliding entry ``i``."""
+        width = self.width
+        return [self.let(f"{prefix}{j}", [], f"{-self.modes[i]:.1f} * d[{i * width + 2}] * d[{i * width + 4 + j}]")
+                if j in self.slopes[i] else None for j in range(self.n)]
+
+
+def _named_rows(code: _ContactCode, C: list, base: list, normal_rows: tuple) -> tuple:
+    """``CoulombFriction(normal=rows)``: the total nonideal vector and the holding ratios (:class:`ContactKernel`)."""
+    n, m, width = code.n, code.m, code.width
+    total, gains, slide_rows = list(C), [None] * code.r, None
+    if code.sliding:  # N = |a + B N| over the sliding entry's rows: the nonnegative root
+        i = code.sliding[0]
+        slide_rows, unit = normal_rows[i], code.unit("e", i)
+        gains = [code.let(f"gn{k}", [x]) for k, x in enumerate(code.solve("ge", code.apply("ae", unit)))]
+        a, B = code.transpose("pa", base, slide_rows), code.transpose("pb", gains, slide_rows)
+        ab, aa, bb = code.dot("ab", a, B), code.dot("aa", a, a), code.dot("bb", B, B)
+        code.emit(f"if not {bb} < 1.0:")  # friction feeds its own normal force: the general route refuses it
+        code.emit("    return None")
+        code.emit(f"N = ({ab} + sqrt({ab} * {ab} + (1.0 - {bb}) * {aa})) / (1.0 - {bb})")
+        total = [code.let(f"T{j}", [_product("N", unit[j])], C[j], sign="+") for j in range(n)]
+    ratios = {}
+    for j, i in enumerate(code.stuck):  # lam_s |ds/dq'| / (mu_s N_own), N_own = |force of its own rows|
+        row = m + j
+        multiplier = code.let(f"hold{j}", [_product(gains[row], "N")], base[row] or "0.0", sign="+")
+        force = code.transpose(f"o{j}_", base, normal_rows[i])
+        if slide_rows is not None:
+            extra = code.transpose(f"ob{j}_", gains, normal_rows[i])
+            force = [code.let(f"on{j}_{c}", [_product("N", x)], y or "0.0", sign="+") if x else y
+                     for c, (x, y) in enumerate(zip(extra, force))]
+        size, slope = code.dot(f"lim{j}", force, force), code.dot(f"sl{j}", code.A[row], code.A[row])
+        code.emit(f"R{j} = {multiplier} * sqrt({slope}) / max(d[{i * width + 3}] * sqrt({size}), 1e-300)")
+        ratios[i] = f"R{j}"
+    return total, ratios, None, []
+
+
+def _contact_rows(code: _ContactCode, C: list, base: list, contacts: tuple) -> tuple:
+    """:class:`~udk_notebooks.contacts.Contact` entries: total nonideal vector, ratios, holding force, normals."""
+    n, m, width = code.n, code.m, code.width
+    gap = [code.kept.index(row) if row in code.kept else None for row in contacts[0]]
+    rough = [i for i in code.sliding if code.slopes[i] and contacts[1][i]]  # structurally rough, sliding
+    gains = []
+    for c, i in enumerate(rough):
+        unit = code.unit(f"e{c}_", i)
+        gains.append(([code.let(f"gn{c}_{k}", [x]) for k, x in enumerate(code.solve(f"ge{c}_", code.apply(f"ae{c}_", unit)))],
+                      unit))
+    # a gap row's multiplier times its row's factor is the normal force in newtons: N = a + B N
+    a = [code.let(f"na{c}", [], f"{base[gap[i]] or '0.0'} * f{gap[i]}") for c, i in enumerate(rough)]
+    B = [[code.let(f"nb{c}_{l}", [], f"{gains[l][0][gap[i]] or '0.0'} * f{gap[i]}") for l in range(len(rough))]
+         for c, i in enumerate(rough)]
+    if len(rough) == 1:  # 1 - B must be positive (unilateral), else Painleve: declined
+        code.emit(f"D0 = 1.0 - {B[0][0]}")
+        code.emit("if not D0 > 1e-12:")
+        code.emit("    return None")
+        code.emit(f"N0 = {a[0]} / D0")
+    elif len(rough) == 2:  # every principal minor of I - B positive (a P-matrix), then Cramer's rule
+        code.emit(f"D0 = 1.0 - {B[0][0]}")
+        code.emit(f"D1 = 1.0 - {B[1][1]}")
+        code.emit(f"det = D0 * D1 - {B[0][1]} * {B[1][0]}")
+        code.emit("if not min(D0, D1, det) > 1e-12:")
+        code.emit("    return None")
+        code.emit(f"N0 = ({a[0]} * D1 + {B[0][1]} * {a[1]}) / det")
+        code.emit(f"N1 = (D0 * {a[1]} + {B[1][0]} * {a[0]}) / det")
+    total = list(C)
+    for c, (_, unit) in enumerate(gains):
+        total = [code.let(f"T{c}_{j}", [_product(f"N{c}", unit[j])], total[j], sign="+") for j in range(n)]
+    multipliers = [code.let(f"M{k}", [_product(g[k], f"N{c}") for c, (g, _) in enumerate(gains)], base[k], sign="+")
+                   for k in range(code.r)]
+    for c, g in enumerate(gap):
+        code.emit(f"NN{c} = {multipliers[g] or '0.0'} * f{g}" if g is not None else f"NN{c} = nan")
+    ratios = {}
+    for j, i in enumerate(code.stuck):  # the stick row has a unit tangent: its multiplier is the holding force
+        code.emit(f"R{j} = {multipliers[m + j] or '0.0'} / max(d[{i * width + 3}] * abs(NN{i}), 1e-300)")
+        ratios[i] = f"R{j}"
+    holding = code.transpose("h", multipliers, range(m, code.r)) if code.stuck else [None] * n
+    return total, ratios, holding, [f"NN{c}" for c in range(len(gap))]
+
+
+def _contact_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple, contacts=None) -> str:
+    """Python source of :class:`ContactKernel` for one pattern and one set of modes (see there)."""
+    n, P = pattern.n, pattern
+    gone = set() if contacts is None else {contacts[0][i] for i, mode in enumerate(modes) if mode not in (0, 1, -1)}
+    code = _ContactCode(pattern, slopes, modes, gone)
+    Q = [f"v[{P.Q[j]}]" if P.Q[j] is not None else None for j in range(n)]
+    rhs = [code.let(f"rq{k}", [x], code.right[k]) for k, x in enumerate(code.apply("aq", Q))]
+    lam = code.solve("lam", rhs)  # multipliers of F^L
+    ideal = code.transpose("F", lam)
+    C = [f"v[{P.C[j]}]" if P.C[j] is not None else None for j in range(n)]
+    base = lam
+    if any(C):  # the model's own nonideal force moves the multipliers by its reaction
+        reaction = code.solve("lc", code.apply("ac", C))
+        base = [code.let(f"base{k}", [reaction[k]], lam[k]) for k in range(code.r)]
+    if contacts is None:
+        total, ratios, holding, tail = _named_rows(code, C, base, normal_rows)
+    else:
+        total, ratios, holding, tail = _contact_rows(code, C, base, contacts)
+    respond = code.transpose("rs", code.solve("mt", code.apply("at", total)))
+    nonideal = [code.let(f"NI{j}", [respond[j]], total[j]) for j in range(n)]
+    if holding is None:  # named rows: the stick rows' share of F^L
+        holding = code.transpose("h", lam, range(code.m, code.r)) if code.stuck else [None] * n
+    qdd = [code.let(f"X{j}", [], f"w{j} * ({_sum([x for x in (Q[j], ideal[j], nonideal[j]) if x])})")
+           if any((Q[j], ideal[j], nonideal[j])) else None for j in range(n)]
+    ideal = [code.let(f"FL{j}", [holding[j]], ideal[j]) if holding[j] else ideal[j] for j in range(n)]
+    nonideal = [code.let(f"FC{j}", [holding[j]], nonideal[j] or "0.0", sign="+") if holding[j] else nonideal[j]
+                for j in range(n)]
+    values = [x or "0.0" for x in qdd + Q + ideal + nonideal] + [ratios.get(i, "nan") for i in range(len(modes))] + tail
+    code.emit(f"return [{', '.join(values)}]")
+    return "\n".join(code.lines) + "\n"
+
+
+class ContactKernel:
+    """Friction contacts in Python floats, for a constant diagonal ``M`` and one set of modes.
+
+    The cases of :meth:`~udk_notebooks.contact_forces.ContactForces._fast_contacts`:
+    ``CoulombFriction(normal=rows)`` entries, at most one sliding, the others
+    sticking; or unilateral :class:`~udk_notebooks.contacts.Contact` entries,
+    at most two sliding with friction, open ones without their gap rows. Generated, like :class:`ScalarKernel`, over the nonzero pattern
+    of ``Q``, ``A``, ``b``, ``C`` and of each entry's ``ds/dq'`` (the stick
+    rows), for one set of modes. The model's rows are scaled by powers of two
+    as :func:`~udk_notebooks.core.scale_rows` scales them. With ``W = M^{-1}``
+    and one factor ``G = A W A^T = U^T U`` (Udwadia, Kalaba & Fan 2005, Eqs. 7-11):
+
+    * ``lam = G^-1 (b - A W Q)``, the multipliers of ``F^L = A^T lam`` (Eq. 10);
+    * the reaction to a nonideal force ``c`` has multipliers ``-G^-1 A W c``
+      (``F^C(c) - c``, Eq. 11): for the model's ``C`` and the sliding entry's
+      unit friction ``e = -mu sgn(s) ds/dq'``;
+    * named rows: the sliding entry's normal force ``N = |a + B N|`` over its
+      rows, the nonnegative root of that quadratic (gain ``|B|`` below one,
+      else None); each sticking entry's ratio ``lam_s |ds/dq'| / (mu_s N_own)``;
+    * contacts: the gap rows' multipliers (in newtons, times their rows'
+      scale) are affine in the sliding normal forces, ``N = a + B N``, solved
+      where every principal minor of ``I - B`` is positive (else None); each
+      sticking contact's ratio is its stick row's multiplier over ``mu_s |N|``,
+      and the normal forces of the closed contacts follow the ratios in the output;
+    * ``F^C = c - A^T G^-1 A W c`` for ``c = C + N e``, and
+      ``q'' = W (Q + F^L + F^C)``; the stick rows' share of ``F^L`` (the
+      holding force) moves to the nonideal term.
+
+    Calling it with the compiled entries, the flat friction data, ``1 / diag(M)``
+    and the stabilization's correction of ``b`` (or None) returns
+    ``[q'', Q, F^L, F^C]`` (``n`` each), one ratio per entry (NaN where it
+    does not stick) and, for contacts, one normal force per contact (NaN where
+    open) as one list; or None where a row is extreme, a pivot is not
+    positive, the condition number bound of ``G`` is not below
+    ``1 / GRAM_RCOND``, or the friction gain test fails.
+    """
+
+    def __init__(self, pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple, contacts=None):
+        self.source = _contact_source(pattern, slopes, modes, normal_rows, contacts)
+        namespace: dict = {"sqrt": math.sqrt, "ldexp": math.ldexp, "frexp": math.frexp, "nan": math.nan}
+        exec(compile(self.source, "<udk_notebooks.kernels.ContactKernel>", "exec"), namespace)  # noqa: S102
+        self._kernel = namespace["kernel"]
+
+    def __call__(self, entries: list, data: list, w: list, correction: list | None) -> list | None:
+        return self._kernel(entries, data, w, correction, _BOUND)

@@ -1,0 +1,191 @@
+"""The Python-float route of the contact solver against the general route, call by call and run by run.
+
+:meth:`CompiledModel._fast_contacts` takes small models with a constant diagonal
+mass matrix and either ``CoulombFriction(normal=rows)`` entries (the block on a
+rough floor carrying a pendulum) or unilateral ``Contact`` entries (the ladder
+against a floor and a wall); :meth:`CompiledModel._general_contacts` is the
+least-squares route it stands in for. Both must give the same motion, holding
+ratios, normal forces and refusals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import itertools
+
+from udk_notebooks.compiled import OPEN
+from udk_notebooks.examples import friction_cart_pendulum as fcp
+from udk_notebooks.examples import ladder
+from udk_notebooks.simulation import simulate
+
+
+@pytest.fixture(scope="module")
+def cm():
+    return fcp.model().compile()
+
+
+def _states(cm, count, seed):
+    rng = np.random.default_rng(seed)
+    for k in range(count):
+        p = cm.parameters(m1=rng.uniform(0.1, 5), m2=rng.uniform(0.1, 5), l=rng.uniform(0.2, 2),
+                          g=rng.uniform(0, 20), mu=rng.uniform(0, 1), mu_s=rng.uniform(0, 1))
+        q, qd = fcp.initial_state(angle=rng.uniform(-3, 3), rate=rng.uniform(-3, 3),
+                                  angle_rate=rng.uniform(-3, 3), l=p[2])
+        q = q + rng.normal(0.0, 1e-3, 4)  # off the constraints a little, as an integrator's states are
+        correction = rng.normal(0.0, 1.0, 2) if k % 2 else None
+        yield float(rng.uniform(0, 5)), q, qd, p, correction
+
+
+@pytest.mark.parametrize("modes", [(1,), (-1,), (0,)])
+def test_fast_route_equals_the_general_route(cm, modes):
+    """Accelerations, forces and holding ratios agree to 1e-11 of their size at random states and parameters."""
+    answered = 0
+    for t, q, qd, p, correction in _states(cm, 150, seed=len(modes) + modes[0]):
+        fast = cm._fast_contacts(t, q, qd, p, modes, correction)
+        try:
+            general = cm._general_contacts(t, q, qd, p, modes, correction)
+        except ValueError:  # the general route refuses (a Painleve-type gain): the fast one must not answer
+            assert fast is None
+            continue
+        if fast is None:
+            continue
+        answered += 1
+        for name in ("qdd", "impressed", "ideal", "nonideal"):
+            want, got = getattr(general[0], name), getattr(fast[0], name)
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-11 * max(1.0, np.abs(want).max()), err_msg=name)
+        np.testing.assert_allclose(fast[1], general[1], rtol=1e-10, atol=1e-11, equal_nan=True)
+    assert answered > 100  # the fast route is the one taken, not a bystander
+
+
+def test_fast_route_declines_a_painleve_gain_and_the_general_route_refuses(cm):
+    """Past the friction gain of one the fast route answers nothing; solve_contacts raises the general message."""
+    p = cm.parameters(m1=0.1, m2=5.0, mu=1.0, mu_s=1.0)
+    q, qd = fcp.initial_state(angle=-0.6, rate=1.0, angle_rate=0.0, **{"l": 0.8})
+    assert cm._fast_contacts(0.0, q, qd, p, (1,), None) is None
+    with pytest.raises(ValueError, match="Painleve"):
+        cm.solve_contacts(0.0, q, qd, p, (1,))
+
+
+def test_fast_route_declines_a_mass_matrix_it_cannot_vouch_for(cm):
+    """A massless block (M singular) goes the general route."""
+    p = cm.parameters(m1=0.0)
+    q, qd = fcp.initial_state(angle=1.0)
+    assert cm._fast_contacts(0.0, q, qd, p, (1,), None) is None
+
+
+def test_whole_run_matches_a_tight_general_run(cm, monkeypatch):
+    """A run by the fast route equals a run by the general route (rtol 1e-10) to the integrator's tolerance."""
+    q0, qd0 = fcp.initial_state(angle=1.2)
+    times = np.linspace(0.0, 4.0, 81)
+    fast = simulate(cm, (0.0, 4.0), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
+    monkeypatch.setattr(type(cm), "_fast_contacts", lambda self, *args: None)
+    general = simulate(cm, (0.0, 4.0), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
+    assert (fast.modes[:, 0] == 0).any() and fast.t.size == general.t.size
+    np.testing.assert_array_equal(fast.modes, general.modes)
+    np.testing.assert_allclose(fast.q, general.q, atol=1e-8)
+    np.testing.assert_allclose(fast.ideal, general.ideal, atol=1e-6)
+
+
+def _same(fast, general):
+    """Motion to 1e-11 of its size; ratios and normal forces to 1e-11 relative (a ratio grows as N falls)."""
+    for name in ("qdd", "impressed", "ideal", "nonideal"):
+        want, got = getattr(general[0], name), getattr(fast[0], name)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-11 * max(1.0, np.abs(want).max()), err_msg=name)
+    for got, want in zip(fast[1:], general[1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11, equal_nan=True)
+
+
+def test_ladder_contacts_fast_route_equals_the_general_route():
+    """Every stick/slide/open pair of the ladder's floor and wall, at random states: motion, ratios, N agree."""
+    cm = ladder.model().compile()
+    rng = np.random.default_rng(2)
+    answered, refused = set(), 0
+    for k in range(60):
+        p = cm.parameters(mu_floor=rng.uniform(0, 1), mu_wall=rng.uniform(0, 1), m=rng.uniform(0.5, 3),
+                          L=rng.uniform(0.5, 3))
+        q0, qd0 = ladder.initial_state(theta0=rng.uniform(0.2, 1.4), L=p[cm.parameter_names.index("L")])
+        q, qd = q0 + rng.normal(0, 1e-3, 3), qd0 + rng.normal(0, 0.5, 3)
+        correction = rng.normal(0, 1, cm.m) if k % 2 else None
+        for modes in itertools.product((0, 1, -1, OPEN), repeat=2):
+            fast = cm._fast_contacts(0.1, q, qd, p, modes, correction)
+            try:
+                general = cm._general_contacts(0.1, q, qd, p, modes, correction)
+            except ValueError:  # a Painleve paradox or an undetermined split: the fast route must not answer
+                assert fast is None
+                refused += 1
+                continue
+            if fast is not None:
+                _same(fast, general)
+                answered.add(modes)
+    # both sliding, one sliding and one stuck, one open: all taken by the fast route somewhere
+    assert {(1, -1), (-1, 1), (1, 0), (OPEN, 1), (1, OPEN), (0, OPEN)} <= answered
+
+
+def test_ladder_fast_route_declines_a_paradox_the_general_route_names():
+    """Both ends sliding the same way with mu = 2: the general route raises Painleve's paradox; the fast one declines."""
+    cm = ladder.model().compile()
+    p = cm.parameters(mu_floor=2.0, mu_wall=2.0)
+    for theta in np.linspace(0.1, 0.5, 5):
+        q, qd = ladder.initial_state(theta0=theta)
+        assert cm._fast_contacts(0.0, q, qd, p, (1, 1), None) is None
+        with pytest.raises(ValueError, match="Painleve's paradox"):
+            cm.solve_contacts(0.0, q, qd, p, (1, 1))
+
+
+def test_ladder_run_by_the_fast_route_matches_the_general_route(monkeypatch):
+    """The ladder sliding down, its wall contact opening: the same run by either route (rtol 1e-10)."""
+    cm = ladder.model().compile()
+    q0, qd0 = ladder.initial_state(theta0=1.2)
+    times = np.linspace(0.0, 1.5, 61)
+    fast = simulate(cm, (0.0, 1.5), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
+    monkeypatch.setattr(type(cm), "_fast_contacts", lambda self, *args: None)
+    general = simulate(cm, (0.0, 1.5), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
+    assert fast.status == general.status and fast.t.size == general.t.size
+    np.testing.assert_array_equal(fast.modes, general.modes)
+    np.testing.assert_allclose(fast.q, general.q, atol=1e-8)
+    np.testing.assert_allclose(fast.normal_force, general.normal_force, atol=1e-6, equal_nan=True)
+
+
+def _with_own_nonideal(contact: bool):
+    """The block and pendulum with a viscous nonideal force on the bob, C = -c (x2', y2'), in both declarations."""
+    import sympy as sm
+
+    from udk_notebooks.contacts import Contact, Plane
+    from udk_notebooks.model import CoulombFriction, Model
+
+    x1, y1, x2, y2 = fcp.x1, fcp.y1, fcp.x2, fcp.y2
+    c = sm.Symbol("c", positive=True)
+    common = dict(
+        kinetic_energy=(fcp.m1 * (x1.diff() ** 2 + y1.diff() ** 2) + fcp.m2 * (x2.diff() ** 2 + y2.diff() ** 2)) / 2,
+        potential_energy=fcp.g * (fcp.m1 * y1 + fcp.m2 * y2),
+        nonideal=[0, 0, -c * x2.diff(), -c * y2.diff()],
+        parameters={fcp.m1: 1.0, fcp.m2: 0.8, fcp.l: 0.8, fcp.g: 9.81, fcp.mu: 0.3, fcp.mu_s: 0.4, c: 0.7},
+    )
+    rod = (x2 - x1) ** 2 + (y2 - y1) ** 2 - fcp.l**2
+    if contact:
+        return Model([x1, y1, x2, y2], holonomic=[rod],
+                     contacts=[Contact((x1, y1), Plane((0, 1)), mu=fcp.mu, mu_s=fcp.mu_s, name="floor")], **common)
+    return Model([x1, y1, x2, y2], holonomic=[y1, rod], friction=[CoulombFriction(x1.diff(), fcp.mu, fcp.mu_s, normal=y1)],
+                 **common)
+
+
+@pytest.mark.parametrize("contact", [False, True])
+def test_fast_route_with_the_models_own_nonideal_force(contact):
+    """A model's own C moves the multipliers by its reaction: both routes agree, sliding and sticking."""
+    cm = _with_own_nonideal(contact).compile()
+    assert cm.has_nonideal
+    answered = 0
+    for t, q, qd, p, correction in _states(cm, 40, seed=7):
+        for modes in [(1,), (-1,), (0,)]:
+            fast = cm._fast_contacts(t, q, qd, p, modes, correction)
+            try:
+                general = cm._general_contacts(t, q, qd, p, modes, correction)
+            except ValueError:
+                assert fast is None
+                continue
+            if fast is not None:
+                _same(fast, general)
+                answered += 1
+    assert answered > 60
