@@ -203,6 +203,10 @@ class _View:
         self.n, self.entries, self.rows_count, self.stabilized = n, len(cm.nonzero), cm.n_holonomic + m, batch.stabilized
         self._entry_rows = list(enumerate(cm.nonzero.tolist()))
         self._mass_ok = self.mass is not None and bool(self.mass.ok.all())
+        # M^{-1} Q of the last stage (StackMotion.free), reused while M is constant, trusted, and no entry of Q
+        # changes (a Q of the parameters alone, as gravity's -m g, comes back as the same array: solved once)
+        self._q_entries = frozenset(j for j, row in self._entry_rows if k <= row < k + n)
+        self._free = None
         self.holonomic, self._correction_rows = cm.n_holonomic, list(self._correction)
         self._no_switches = np.empty((L, 0))
         # all the batch's members in order: a step's states are the history's whole block at that sample
@@ -271,6 +275,8 @@ class _View:
             value = terms[j]
             if value is not last[j]:  # an entry of the parameters alone comes back as the same array: copied once
                 buf[row] = last[j] = value
+                if j in self._q_entries:
+                    self._free = None
         mass = self.mass if self.mass is not None else self._state_mass(t, buf[:self.k].reshape(n, n, L).transpose(2, 0, 1))
         self.residuals = terms[E:E + self.rows_count]  # phi, (phi', psi) here: a step's sample keeps them
         b, correction = self.b, None
@@ -283,9 +289,11 @@ class _View:
         if F is not None or len(self.groups) > 1 or self.groups[0][1]:
             g, ratios = self._solve_groups(t, Y, mass, b, correction, F, out)
         else:  # no sticking contact: one stacked solve, q'' written straight into the derivative's rows
-            sol = solve_stack(mass, self.Q, self.A, b, self.C, out=out[n:])
+            sol = solve_stack(mass, self.Q, self.A, b, self.C, out=out[n:], free=self._free)
             g = ratios = self._no_switches
             trusted = mass is self.mass and self._mass_ok and sol.ok is mass.ok  # the stack's own check passed
+            if self._mass_ok:  # mass is self.mass: constant
+                self._free = sol.free
             if not trusted and not sol.ok.all():
                 self._hand_over(t, Y, slice(None), sol, mass, correction, out, None)
         return out, g, ratios
