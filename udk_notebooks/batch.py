@@ -41,7 +41,7 @@ from .compiled import HOLD_RTOL, STICK_SPEED
 from .singular import SINGULAR_RTOL
 from .stacked import constant_mass, solve_stack, state_mass
 from .stepping import check_initial, euler_step, rk4_step, runaway, stick_velocity
-from .stabilization import check_gain, stability
+from .stabilization import Baumgarte, check_gain, spectral_radii
 
 __all__ = ["PARK_STEPS", "Batch", "Messages", "initial_modes", "integrate", "refusals"]
 
@@ -49,10 +49,12 @@ __all__ = ["PARK_STEPS", "Batch", "Messages", "initial_modes", "integrate", "ref
 def refusals(cm, t0, q0, qd0, P, stabs, method, step, tol) -> dict:
     """The members a single run would refuse, with its message: an inconsistent start or an unstable gain.
 
-    The tests are those of ``simulate``, decided for the whole batch at once
-    where the answer is clear and by the single-run checks themselves within
-    a margin of their boundaries (so the decision and the message are the
-    same). A refused gain's message is written when it is read (:class:`Messages`).
+    The tests are those of ``simulate``, decided for the whole batch at once:
+    the start check where the answer is clear and by the single-run check
+    itself within a margin of its boundary, the gain check by the spectral
+    radii that :func:`~udk_notebooks.stabilization.check_gain` computes (so the
+    decision and the message are the same). A refused gain's message is
+    written when it is read (:class:`Messages`).
     """
     refused = {}
     B = len(P)
@@ -66,18 +68,13 @@ def refusals(cm, t0, q0, qd0, P, stabs, method, step, tol) -> dict:
             refused[int(i)] = str(exc)
     stabilized = [i for i in range(B) if stabs[i] is not None and i not in refused]
     if stabilized:
-        # check_gain's spectral radius of R(tau E) (Beshaw 2014, Eqs. 22, 27), for every gain at once
-        E = _error_matrices(np.array([[stabs[i].alpha, stabs[i].beta, stabs[i].gamma] for i in stabilized]),
-                            cm.n_holonomic, cm.n_nonholonomic)
-        radius = np.zeros(len(stabilized))
-        if E.shape[1]:
-            z = step * np.linalg.eigvals(E)
-            radius = np.abs(_taylor(method, z)).max(axis=1)
-        for j in np.flatnonzero(~(radius < 1.0 - 1e-9)):
+        # check_gain's spectral radius of R(tau E) (Beshaw 2014, Eqs. 22, 27) for every gain at once: stability()
+        # takes its radius from spectral_radii too, so each verdict is check_gain's own, at the edge included
+        gains = np.array([[stabs[i].alpha, stabs[i].beta, stabs[i].gamma] for i in stabilized])
+        E = Baumgarte.error_matrices(gains, cm.n_holonomic, cm.n_nonholonomic)
+        radius = spectral_radii(method, step, E)
+        for j in np.flatnonzero(~(radius < 1.0)):
             i = stabilized[j]
-            E_i = stabs[i].error_matrix(cm.n_holonomic, cm.n_nonholonomic)
-            if radius[j] <= 1.0 + 1e-9 and stability(method, step, E_i).bounded:  # at the edge: check_gain's number
-                continue
             # refused; check_gain writes the message when it is read
             refused[i] = partial(_gain_message, stabs[i], method, step, cm.n_holonomic, cm.n_nonholonomic)
     return refused
@@ -122,27 +119,6 @@ class Messages(Sequence):
 
     def __repr__(self) -> str:
         return repr(list(self))
-
-
-def _error_matrices(gains, n_h: int, n_n: int) -> np.ndarray:
-    """:meth:`Baumgarte.error_matrix` for rows of ``(alpha, beta, gamma)``: shape (S, 2 n_h + n_n, 2 n_h + n_n)."""
-    E = np.zeros((gains.shape[0], 2 * n_h + n_n, 2 * n_h + n_n))
-    h, v = np.arange(n_h), np.arange(n_h, 2 * n_h)
-    E[:, h, v] = 1.0
-    E[:, v, h] = -(gains[:, 1:2] ** 2)
-    E[:, v, v] = -2.0 * gains[:, 0:1]
-    w = np.arange(2 * n_h, 2 * n_h + n_n)
-    E[:, w, w] = -gains[:, 2:3]
-    return E
-
-
-def _taylor(method: str, z: np.ndarray) -> np.ndarray:
-    """The amplification factor ``R(z)`` of Euler (``1 + z``) or RK4 (degree-4 Taylor polynomial), elementwise."""
-    coef = (1.0, 1.0) if method == "euler" else (1.0, 1.0, 1 / 2, 1 / 6, 1 / 24)
-    out = np.full_like(z, coef[-1])
-    for c in coef[-2::-1]:
-        out = c + z * out
-    return out
 
 
 class Batch:
