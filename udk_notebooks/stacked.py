@@ -93,7 +93,10 @@ def constant_mass(cm, P: np.ndarray, members: int = 1) -> MassSolve | None:
     takes those runs.
     """
     shared = P.ndim == 1
-    unique, which = (P[None, :], np.zeros(1, dtype=np.intp)) if shared else np.unique(P, axis=0, return_inverse=True)
+    if shared or (P.shape[0] and (P == P[0]).all()):  # one parameter vector (a sweep over gains): no sort
+        unique, which = P.reshape(-1, P.shape[-1])[:1], np.zeros(1 if shared else P.shape[0], dtype=np.intp)
+    else:
+        unique, which = np.unique(P, axis=0, return_inverse=True)
     n, G = cm.n, members if shared else P.shape[0]
     inverses = []
     for p in unique:

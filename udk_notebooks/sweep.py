@@ -310,13 +310,13 @@ def sweep(
             return _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, simulate_options)
     _check_memory(cm, B, count + 1 if keep is None else int(np.count_nonzero(keep)))
 
-    P = np.array([cm.parameters(p) for p in params])
-    gains = np.array([[s.alpha, s.beta, s.gamma] if s is not None else [0.0, 0.0, 0.0] for s in stabs])
+    P = _parameter_rows(cm, params)
     status = np.array(["ok"] * B, dtype=object)
     message = Messages(B)
     for i, reason in refusals(cm, t0, q0, qd0, P, stabs, method, step, tol).items():
         status[i], message[i] = "refused", reason
-    members = [dict(zip(cm.parameter_names, p.tolist()), stabilization=s) for p, s in zip(P, stabs)]
+    members = _member_dicts(cm, params, P, stabs)
+    gains = np.array([[s.alpha, s.beta, s.gamma] if s is not None else [0.0, 0.0, 0.0] for s in stabs])
     live = np.flatnonzero(status == "ok")
     batch = Batch(cm, P, gains)
     if batch.singular:  # a singular mass matrix (a massless coordinate): simulate's own solver, member by member
@@ -342,6 +342,24 @@ def sweep(
                                                         step, simulate_options))
     return result
 
+
+
+def _parameter_rows(cm, params) -> np.ndarray:
+    """The members' parameter vectors, shape (B, k); a parameter dict shared by members is read once."""
+    read = {}  # by the dict's identity: a sweep over gains shares one dict among all its members
+    rows = [read[id(p)] if id(p) in read else read.setdefault(id(p), cm.parameters(p)) for p in params]
+    return np.array(rows).reshape(len(params), len(cm.parameter_names))
+
+
+def _member_dicts(cm, params, P, stabs) -> list[dict]:
+    """Each member's parameter values by name, with its ``stabilization`` (:attr:`SweepResult.members`)."""
+    named = {}  # one dict of values per shared parameter dict, copied per member
+    out = []
+    for p, row, stab in zip(params, P, stabs):
+        if id(p) not in named:
+            named[id(p)] = dict(zip(cm.parameter_names, row.tolist()))
+        out.append({**named[id(p)], "stabilization": stab})
+    return out
 
 
 def _grid_samples(grid: np.ndarray, t_eval) -> np.ndarray | None:
