@@ -187,6 +187,16 @@ class _View:
         self._no_switches = np.empty((L, 0))
         # all the batch's members in order: a step's states are the history's whole block at that sample
         self.everyone = len(rows) == batch.P.shape[0] and bool(np.all(np.asarray(rows) == np.arange(len(rows))))
+        self._member_mask = None
+
+    @property
+    def member_mask(self) -> np.ndarray | None:
+        """These members among the batch's (bool, shape (B,)), when they are in order (a mask scatters a row
+        faster than the member numbers do); None when they are not."""
+        if self._member_mask is None and self.rows.size and np.all(self.rows[:-1] < self.rows[1:]):
+            self._member_mask = np.zeros(self.batch.P.shape[0], dtype=bool)
+            self._member_mask[self.rows] = True
+        return self._member_mask
 
     def subset(self, rows) -> "_View":
         """The view of some of these members (positions in this view), with their modes."""
@@ -399,6 +409,9 @@ class _Run:
     switches: dict  # member -> list of (time, modes) at switching instants
     replaced: dict  # member -> grid indices k where a switch landed on the grid time and stands for that sample
     slots: np.ndarray | None = None  # per grid index its row of the record, -1 where not kept (None: every one kept)
+    # the largest |residual| recorded so far, while every sample went through _store (None once one did not, or
+    # when a residual was not a number): below every member's bound, the result need not look for a residual stop
+    residual_peak: float | None = 0.0
 
 
 PARK_STEPS = 16
@@ -431,7 +444,7 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     residuals = None if contacts else np.full((N, cm.n_holonomic + cm.m, B), np.nan)
     mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
     slots = None if keep is None else np.where(keep, np.cumsum(keep) - 1, -1)
-    run = _Run(states, residuals, {}, mode_log, {}, {}, slots)
+    run = _Run(states, residuals, {}, mode_log, {}, {}, slots, residual_peak=None if residuals is None else 0.0)
     counts = np.zeros(B, dtype=np.int64)
     for i, (t, reason) in failures.items():
         run.stops[i] = (t, reason, "failed")
@@ -447,9 +460,10 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     waiting = 0
     while live.size or parked:
         if live.size:
-            t, target = grid[index], grid[index + 1]
             if index[0] == index[-1] and (index[0] == index).all():  # all on one grid time (the common case)
-                t, target = t[0], target[0]
+                t, target = grid[index[0]], grid[index[0] + 1]
+            else:
+                t, target = grid[index], grid[index + 1]
             y_new = _step_rows(view, t, y, target - t, k1, method)
             k1_new, g_new, _ = view.rates(target, y_new)
             stay = None  # every member took its step
@@ -524,6 +538,7 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         run.states[at, :, live[kept]] = y[:, kept].T
         if run.residuals is not None:
             run.residuals[at, :, live[kept]] = _residual_rows(view)[:, kept].T
+            run.residual_peak = None  # not watched here: the result looks for a residual stop
         if contacts:
             run.modes[index[keep], live[keep]] = view.modes[keep]
     keep &= index < grid.size - 1  # members at the end are done
@@ -553,15 +568,30 @@ def _store(run, view, at, live, y, contacts) -> None:
     blocks = [(run.states[at], y)]
     if run.residuals is not None:  # a list of rows (an entry free of the state is a number)
         blocks.append((run.residuals[at], view.residuals))
+        _watch_residuals(run, view.residuals)
+    where = slice(None) if view.everyone else view.member_mask
+    if where is None:
+        where = live
     for block, values in blocks:
         # row by row: a scatter along one axis costs less than along the last of two
         for row, value in zip(block, values):
-            if view.everyone:
-                row[...] = value
-            else:
-                row[live] = value
+            row[where] = value
     if contacts:
         run.modes[at, live] = view.modes
+
+
+def _watch_residuals(run, rows) -> None:
+    """Keep the largest ``|residual|`` of a sample in ``run.residual_peak`` (None once one is not a number)."""
+    if run.residual_peak is None:
+        return
+    peak = run.residual_peak
+    for value in rows:
+        largest = np.maximum.reduce(np.abs(value), axis=None)
+        if not largest <= peak:  # larger, or NaN
+            peak = float(largest) if largest == largest else None
+            if peak is None:
+                break
+    run.residual_peak = peak
 
 
 def _residual_rows(view) -> np.ndarray:

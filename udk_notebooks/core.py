@@ -1017,7 +1017,7 @@ class StackedGram:
             g = _dot(row, x)
             # The check on the whole stack at once (a NaN fails the first test, an inf the second); member by
             # member only when some member fails it
-            if g.min(initial=np.inf) > TINY_GRAM and g.max(initial=0.0) < np.inf:
+            if np.minimum.reduce(g, initial=np.inf) > TINY_GRAM and np.maximum.reduce(g, initial=0.0) < np.inf:
                 ok = solved
             else:
                 ok = np.isfinite(g) & (g > TINY_GRAM)

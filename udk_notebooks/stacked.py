@@ -48,6 +48,8 @@ class MassSolve:
         self.kind, self.data, self.ok = kind, data, ok
         # a diagonal M acts entry by entry: StackedGram then applies it to Q and A^T apart, without stacking them
         self.elementwise = kind == "diagonal"
+        # one diagonal for every member, of a few entries: a row times a number costs less than a broadcast
+        self._entries = data[:, 0].tolist() if kind == "diagonal" and data.shape[1] == 1 and data.shape[0] <= 8 else None
 
     def take(self, members) -> "MassSolve":
         """The solver of some members (a slice or an index array)."""
@@ -61,6 +63,11 @@ class MassSolve:
 
     def column(self, X: np.ndarray) -> np.ndarray:
         """``M^{-1} X`` for one column per member, ``X`` of shape (n, G) (an elementwise solver's fast path)."""
+        if self._entries is not None:
+            out = np.empty(X.shape)
+            for j, entry in enumerate(self._entries):
+                np.multiply(X[j], entry, out=out[j])
+            return out
         if self.kind == "diagonal":
             return self.data * X
         return self(X[:, None, :])[:, 0]
@@ -94,7 +101,7 @@ def constant_mass(cm, P: np.ndarray, members: int = 1) -> MassSolve | None:
     """
     shared = P.ndim == 1
     if shared or (P.shape[0] and (P == P[0]).all()):  # one parameter vector (a sweep over gains): no sort
-        unique, which = P.reshape(-1, P.shape[-1])[:1], np.zeros(1 if shared else P.shape[0], dtype=np.intp)
+        unique, which = P[None, :] if shared else P[:1], np.zeros(1 if shared else P.shape[0], dtype=np.intp)
     else:
         unique, which = np.unique(P, axis=0, return_inverse=True)
     n, G = cm.n, members if shared else P.shape[0]

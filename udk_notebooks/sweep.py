@@ -385,14 +385,19 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
     """Residuals of every recorded sample (at the times ``grid``), ``simulate``'s residual stop, the summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
     history, run.states = run.states, None  # (N, 2n, B): one block per sample, filled step by step
-    sampled = np.isfinite(history[:, 0])  # (N, B): a sample is all numbers (reached) or all NaN
+    sampled = None  # (N, B): a sample is all numbers (reached) or all NaN; found when needed
     # simulate ends a run at the first sample whose residual passes DIVERGENCE_FACTOR times the start's scale squared
     bound = DIVERGENCE_FACTOR * (limit / DIVERGENCE_FACTOR) ** 2
     if run.residuals is not None:  # kept as the steps evaluated them
         phi_h, vel_h = run.residuals[:, :cm.n_holonomic], run.residuals[:, cm.n_holonomic:]
     else:
+        sampled = np.isfinite(history[:, 0])
         phi_h, vel_h = _residuals(cm, batch.P, grid, history, sampled)
-    first_over = _residual_stop(phi_h, vel_h, sampled, bound)
+    if run.residual_peak is not None and run.residual_peak <= bound.min(initial=np.inf):
+        first_over = np.full(B, N)  # the steps watched every residual recorded: none is near a member's bound
+    else:
+        sampled = np.isfinite(history[:, 0]) if sampled is None else sampled
+        first_over = _residual_stop(phi_h, vel_h, sampled, bound)
     # the result reads the records through (B, N, .) views, as they were written: nothing is transposed
     states, phi, vel = (record.transpose(2, 0, 1) for record in (history, phi_h, vel_h))
     stopped_at = np.full(B, np.nan)
@@ -405,12 +410,12 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
         status[i], stopped_at[i] = "diverged", grid[j]
         message[i] = (f"a constraint residual reached {worst:.3g}, past {DIVERGENCE_FACTOR:g} times "
                       "the start's scale squared (DIVERGENCE_FACTOR)")
-    done = sampled.T
     for i in np.flatnonzero(status == "refused"):
         states[i] = np.nan
     modes = mode_times = None
     if cm.n_friction:
         modes, mode_times = [], []
+        done = (np.isfinite(history[:, 0]) if sampled is None else sampled).T
         for i in range(B):
             if status[i] == "refused":
                 modes.append(None), mode_times.append(None)
