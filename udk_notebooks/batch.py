@@ -460,7 +460,7 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     waiting = 0
     while live.size or parked:
         if live.size:
-            if index[0] == index[-1] and (index[0] == index).all():  # all on one grid time (the common case)
+            if _on_one_index(index):  # all on one grid time (the common case)
                 t, target = grid[index[0]], grid[index[0] + 1]
             else:
                 t, target = grid[index], grid[index + 1]
@@ -512,8 +512,8 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
     """
     if stay is None:
         at = int(index[0])
-        if (at < grid.size - 1 and not view.failures and index[-1] == at and (index == at).all()
-                and np.abs(y).max(initial=0.0) <= view.lowest_limit):  # the common step: all on, nobody stopped
+        if (at < grid.size - 1 and not view.failures and _on_one_index(index)
+                and np.maximum.reduce(np.abs(y), axis=None) <= view.lowest_limit):  # the common step: nobody stopped
             _store(run, view, at, live, y, contacts)
             return live, view, y, k1, g, index
         stay = np.ones(live.size, dtype=bool)
@@ -553,6 +553,11 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         keep = np.flatnonzero(keep)[order]
         live, view = live[order], batch.view(live[order], modes[order])
     return live, view, y[:, keep], k1[:, keep], g[keep], index[keep]
+
+
+def _on_one_index(index: np.ndarray) -> bool:
+    """True when every member is at the same grid index (one count, not a reduction through ``all``)."""
+    return bool(index[0] == index[-1] and np.count_nonzero(index != index[0]) == 0)
 
 
 def _store(run, view, at, live, y, contacts) -> None:

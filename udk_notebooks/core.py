@@ -952,7 +952,9 @@ def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     if u.shape[0] > 8:
         return np.einsum("j...,j...->...", u, v)
     out = u[0] * v[0]
-    if u.shape[0] > 1:
+    if u.shape[0] == 2:
+        out += u[1] * v[1]
+    elif u.shape[0] > 2:
         term = np.empty_like(out)
         for j in range(1, u.shape[0]):  # accumulated in place: the same sums, fewer temporaries
             out += np.multiply(u[j], v[j], out=term)
@@ -1082,7 +1084,7 @@ class StackedGram:
         if usable is None:
             usable = np.isfinite(a).all(axis=0) & np.isfinite(XA).all(axis=(0, 1))
         self._solved = usable
-        if not usable.all():  # those members go to the one-by-one route (ok False)
+        if np.count_nonzero(usable) < usable.size:  # those members go to the one-by-one route (ok False)
             a, XA = np.where(usable, a, 0.0), np.where(usable, XA, 0.0)
         return a, XA
 
