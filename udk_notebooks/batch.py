@@ -412,6 +412,9 @@ class _Run:
     # the largest |residual| recorded so far, while every sample went through _store (None once one did not, or
     # when a residual was not a number): below every member's bound, the result need not look for a residual stop
     residual_peak: float | None = 0.0
+    # records not filled with NaN first (no contacts): per member that stopped or never ran, the first grid index
+    # it did not record (None: the records were filled)
+    cut: dict | None = None
 
 
 PARK_STEPS = 16
@@ -438,19 +441,52 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     cm = batch.cm
     B, contacts = y0.shape[0], cm.n_friction
     N = grid.size if keep is None else int(np.count_nonzero(keep))
-    states = np.full((N, 2 * cm.n, B), np.nan)
-    # Without contacts every sample is a step's end, whose first stage has just evaluated the residuals: they are
-    # kept from there (with contacts, samples also come from the switch location: the result evaluates them)
-    residuals = None if contacts else np.full((N, cm.n_holonomic + cm.m, B), np.nan)
+    if contacts:  # samples also come from the switch location, out of order: NaN first
+        states, residuals = np.full((N, 2 * cm.n, B), np.nan), None
+    else:
+        # Every sample is a step's end, whose first stage has just evaluated the residuals: they are kept from there
+        # (with contacts, samples also come from the switch location: the result evaluates them). A member writes
+        # its samples in order up to where it stops, so the records are not filled first (one pass less over the
+        # largest arrays of a sweep): _blank_unwritten puts NaN from each stop on.
+        states, residuals = np.empty((N, 2 * cm.n, B)), np.empty((N, cm.n_holonomic + cm.m, B))
     mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
     slots = None if keep is None else np.where(keep, np.cumsum(keep) - 1, -1)
-    run = _Run(states, residuals, {}, mode_log, {}, {}, slots, residual_peak=None if residuals is None else 0.0)
+    run = _Run(states, residuals, {}, mode_log, {}, {}, slots, residual_peak=None if residuals is None else 0.0,
+               cut=None if contacts else {})
+    _integrate(run, batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar)
+    _blank_unwritten(run)
+    return run
+
+
+def _blank_unwritten(run) -> None:
+    """NaN in every sample of the records from each member's ``run.cut`` on (records that were not filled first).
+
+    ``run.cut`` maps a member to the first grid index it did not record (0 for
+    a member that never ran); every other member recorded every sample.
+    """
+    if not run.cut:
+        return
+    by_index = {}
+    for i, k in run.cut.items():
+        by_index.setdefault(k, []).append(i)
+    for k, members in by_index.items():
+        row = k if run.slots is None else int(np.count_nonzero(run.slots[:k] >= 0))  # first record row from k on
+        for record in (run.states, run.residuals):
+            record[row:, :, members] = np.nan
+
+
+def _integrate(run, batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar) -> None:
+    """The stepping of :func:`integrate`, into the records of ``run``."""
+    cm = batch.cm
+    B, contacts = y0.shape[0], cm.n_friction
     counts = np.zeros(B, dtype=np.int64)
     for i, (t, reason) in failures.items():
         run.stops[i] = (t, reason, "failed")
     live = np.array([i for i in live if i not in failures], dtype=np.intp)
+    if run.cut is not None:  # members that never run record nothing
+        run.cut.update(dict.fromkeys(np.setdiff1d(np.arange(B), live).tolist(), 0))
     if not live.size:
-        return run
+        return
     view = batch.view(live, modes0[live])
     y = np.ascontiguousarray(y0[live].T)  # (2n, L)
     index = np.zeros(live.size, dtype=np.intp)  # grid index of each live member
@@ -500,7 +536,6 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
                     view = batch.view(live, view.modes[order])
         if bar is not None:
             bar.update(1)
-    return run
 
 
 def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit, contacts):
@@ -525,6 +560,8 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         gone |= stay & np.isin(live, list(view.failures))
     for j in np.flatnonzero(gone & stay):
         i = int(live[j])
+        if run.cut is not None:  # its sample at this index is not recorded, nor any after it
+            run.cut[i] = int(index[j])
         if i in view.failures:
             run.stops[i] = (*view.failures[i], "failed")
         else:
