@@ -494,9 +494,12 @@ def _integrate(run, batch, grid, method, y0, modes0, live, limit, max_switches, 
     _store(run, view, 0, live, y, contacts)
     parked = []  # (members, modes, index, y, k1, g, y_new, k1_new, g_new) of switches waiting to be settled
     waiting = 0
+    # every live member on one grid index: true from the start, and kept by a common step (members only leave);
+    # looked at again only when parked members rejoin a few steps behind
+    together = True
     while live.size or parked:
         if live.size:
-            if _on_one_index(index):  # all on one grid time (the common case)
+            if together:  # all on one grid time (the common case)
                 t, target = grid[index[0]], grid[index[0] + 1]
             else:
                 t, target = grid[index], grid[index + 1]
@@ -512,7 +515,7 @@ def _integrate(run, batch, grid, method, y0, modes0, live, limit, max_switches, 
                                    g[fired], y_new[:, fired].T, k1_new[:, fired].T, g_new[fired]))
             index = index + 1
             live, view, y, k1, g, index = _advance_members(
-                batch, run, view, live, stay, index, y_new, k1_new, g_new, grid, limit, contacts)
+                batch, run, view, live, stay, index, y_new, k1_new, g_new, grid, limit, contacts, together)
             waiting += 1
         if parked and (waiting >= PARK_STEPS or not live.size):
             members, modes, at, *data = (np.concatenate(part) for part in zip(*parked))
@@ -534,20 +537,22 @@ def _integrate(run, batch, grid, method, y0, modes0, live, limit, max_switches, 
                 if order is not None:
                     live, y, k1, g, index = live[order], y[:, order], k1[:, order], g[order], index[order]
                     view = batch.view(live, view.modes[order])
+                together = _on_one_index(index)
         if bar is not None:
             bar.update(1)
 
 
-def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit, contacts):
+def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit, contacts, together=None):
     """Store the members' new samples (at ``grid[index]``), stop those that ran away or failed, drop finished ones.
 
     ``y`` and ``k1`` are rows (2n, L); ``stay`` marks the members that took
     their step (the others were parked; None: none was). Returns the live
-    members, their view, states, first stages, switching values and grid indices.
+    members, their view, states, first stages, switching values and grid indices. ``together`` says whether all
+    are on one grid index (None: look).
     """
     if stay is None:
         at = int(index[0])
-        if (at < grid.size - 1 and not view.failures and _on_one_index(index)
+        if (at < grid.size - 1 and not view.failures and (_on_one_index(index) if together is None else together)
                 and np.maximum.reduce(np.abs(y), axis=None) <= view.lowest_limit):  # the common step: nobody stopped
             _store(run, view, at, live, y, contacts)
             return live, view, y, k1, g, index
