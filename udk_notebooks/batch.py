@@ -41,7 +41,7 @@ from .compiled import HOLD_RTOL, STICK_SPEED
 from .singular import SINGULAR_RTOL
 from .stacked import constant_mass, solve_stack, state_mass
 from .stepping import check_initial, euler_step, rk4_step, runaway, stick_velocity
-from .stabilization import check_gain, stability
+from .stabilization import Baumgarte, check_gain, spectral_radii
 
 __all__ = ["PARK_STEPS", "Batch", "Messages", "initial_modes", "integrate", "refusals"]
 
@@ -49,10 +49,12 @@ __all__ = ["PARK_STEPS", "Batch", "Messages", "initial_modes", "integrate", "ref
 def refusals(cm, t0, q0, qd0, P, stabs, method, step, tol) -> dict:
     """The members a single run would refuse, with its message: an inconsistent start or an unstable gain.
 
-    The tests are those of ``simulate``, decided for the whole batch at once
-    where the answer is clear and by the single-run checks themselves within
-    a margin of their boundaries (so the decision and the message are the
-    same). A refused gain's message is written when it is read (:class:`Messages`).
+    The tests are those of ``simulate``, decided for the whole batch at once:
+    the start check where the answer is clear and by the single-run check
+    itself within a margin of its boundary, the gain check by the spectral
+    radii that :func:`~udk_notebooks.stabilization.check_gain` computes (so the
+    decision and the message are the same). A refused gain's message is
+    written when it is read (:class:`Messages`).
     """
     refused = {}
     B = len(P)
@@ -66,18 +68,13 @@ def refusals(cm, t0, q0, qd0, P, stabs, method, step, tol) -> dict:
             refused[int(i)] = str(exc)
     stabilized = [i for i in range(B) if stabs[i] is not None and i not in refused]
     if stabilized:
-        # check_gain's spectral radius of R(tau E) (Beshaw 2014, Eqs. 22, 27), for every gain at once
-        E = _error_matrices(np.array([[stabs[i].alpha, stabs[i].beta, stabs[i].gamma] for i in stabilized]),
-                            cm.n_holonomic, cm.n_nonholonomic)
-        radius = np.zeros(len(stabilized))
-        if E.shape[1]:
-            z = step * np.linalg.eigvals(E)
-            radius = np.abs(_taylor(method, z)).max(axis=1)
-        for j in np.flatnonzero(~(radius < 1.0 - 1e-9)):
+        # check_gain's spectral radius of R(tau E) (Beshaw 2014, Eqs. 22, 27) for every gain at once: stability()
+        # takes its radius from spectral_radii too, so each verdict is check_gain's own, at the edge included
+        gains = np.array([[stabs[i].alpha, stabs[i].beta, stabs[i].gamma] for i in stabilized])
+        E = Baumgarte.error_matrices(gains, cm.n_holonomic, cm.n_nonholonomic)
+        radius = spectral_radii(method, step, E)
+        for j in np.flatnonzero(~(radius < 1.0)):
             i = stabilized[j]
-            E_i = stabs[i].error_matrix(cm.n_holonomic, cm.n_nonholonomic)
-            if radius[j] <= 1.0 + 1e-9 and stability(method, step, E_i).bounded:  # at the edge: check_gain's number
-                continue
             # refused; check_gain writes the message when it is read
             refused[i] = partial(_gain_message, stabs[i], method, step, cm.n_holonomic, cm.n_nonholonomic)
     return refused
@@ -122,27 +119,6 @@ class Messages(Sequence):
 
     def __repr__(self) -> str:
         return repr(list(self))
-
-
-def _error_matrices(gains, n_h: int, n_n: int) -> np.ndarray:
-    """:meth:`Baumgarte.error_matrix` for rows of ``(alpha, beta, gamma)``: shape (S, 2 n_h + n_n, 2 n_h + n_n)."""
-    E = np.zeros((gains.shape[0], 2 * n_h + n_n, 2 * n_h + n_n))
-    h, v = np.arange(n_h), np.arange(n_h, 2 * n_h)
-    E[:, h, v] = 1.0
-    E[:, v, h] = -(gains[:, 1:2] ** 2)
-    E[:, v, v] = -2.0 * gains[:, 0:1]
-    w = np.arange(2 * n_h, 2 * n_h + n_n)
-    E[:, w, w] = -gains[:, 2:3]
-    return E
-
-
-def _taylor(method: str, z: np.ndarray) -> np.ndarray:
-    """The amplification factor ``R(z)`` of Euler (``1 + z``) or RK4 (degree-4 Taylor polynomial), elementwise."""
-    coef = (1.0, 1.0) if method == "euler" else (1.0, 1.0, 1 / 2, 1 / 6, 1 / 24)
-    out = np.full_like(z, coef[-1])
-    for c in coef[-2::-1]:
-        out = c + z * out
-    return out
 
 
 class Batch:
@@ -203,10 +179,24 @@ class _View:
         self.n, self.entries, self.rows_count, self.stabilized = n, len(cm.nonzero), cm.n_holonomic + m, batch.stabilized
         self._entry_rows = list(enumerate(cm.nonzero.tolist()))
         self._mass_ok = self.mass is not None and bool(self.mass.ok.all())
+        # M^{-1} Q of the last stage (StackMotion.free), reused while M is constant, trusted, and no entry of Q
+        # changes (a Q of the parameters alone, as gravity's -m g, comes back as the same array: solved once)
+        self._q_entries = frozenset(j for j, row in self._entry_rows if k <= row < k + n)
+        self._free = None
         self.holonomic, self._correction_rows = cm.n_holonomic, list(self._correction)
         self._no_switches = np.empty((L, 0))
         # all the batch's members in order: a step's states are the history's whole block at that sample
         self.everyone = len(rows) == batch.P.shape[0] and bool(np.all(np.asarray(rows) == np.arange(len(rows))))
+        self._member_mask = None
+
+    @property
+    def member_mask(self) -> np.ndarray | None:
+        """These members among the batch's (bool, shape (B,)), when they are in order (a mask scatters a row
+        faster than the member numbers do); None when they are not."""
+        if self._member_mask is None and self.rows.size and np.all(self.rows[:-1] < self.rows[1:]):
+            self._member_mask = np.zeros(self.batch.P.shape[0], dtype=bool)
+            self._member_mask[self.rows] = True
+        return self._member_mask
 
     def subset(self, rows) -> "_View":
         """The view of some of these members (positions in this view), with their modes."""
@@ -271,6 +261,8 @@ class _View:
             value = terms[j]
             if value is not last[j]:  # an entry of the parameters alone comes back as the same array: copied once
                 buf[row] = last[j] = value
+                if j in self._q_entries:
+                    self._free = None
         mass = self.mass if self.mass is not None else self._state_mass(t, buf[:self.k].reshape(n, n, L).transpose(2, 0, 1))
         self.residuals = terms[E:E + self.rows_count]  # phi, (phi', psi) here: a step's sample keeps them
         b, correction = self.b, None
@@ -283,9 +275,11 @@ class _View:
         if F is not None or len(self.groups) > 1 or self.groups[0][1]:
             g, ratios = self._solve_groups(t, Y, mass, b, correction, F, out)
         else:  # no sticking contact: one stacked solve, q'' written straight into the derivative's rows
-            sol = solve_stack(mass, self.Q, self.A, b, self.C, out=out[n:])
+            sol = solve_stack(mass, self.Q, self.A, b, self.C, out=out[n:], free=self._free)
             g = ratios = self._no_switches
             trusted = mass is self.mass and self._mass_ok and sol.ok is mass.ok  # the stack's own check passed
+            if self._mass_ok:  # mass is self.mass: constant
+                self._free = sol.free
             if not trusted and not sol.ok.all():
                 self._hand_over(t, Y, slice(None), sol, mass, correction, out, None)
         return out, g, ratios
@@ -415,6 +409,12 @@ class _Run:
     switches: dict  # member -> list of (time, modes) at switching instants
     replaced: dict  # member -> grid indices k where a switch landed on the grid time and stands for that sample
     slots: np.ndarray | None = None  # per grid index its row of the record, -1 where not kept (None: every one kept)
+    # the largest |residual| recorded so far, while every sample went through _store (None once one did not, or
+    # when a residual was not a number): below every member's bound, the result need not look for a residual stop
+    residual_peak: float | None = 0.0
+    # records not filled with NaN first (no contacts): per member that stopped or never ran, the first grid index
+    # it did not record (None: the records were filled)
+    cut: dict | None = None
 
 
 PARK_STEPS = 16
@@ -441,19 +441,52 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     cm = batch.cm
     B, contacts = y0.shape[0], cm.n_friction
     N = grid.size if keep is None else int(np.count_nonzero(keep))
-    states = np.full((N, 2 * cm.n, B), np.nan)
-    # Without contacts every sample is a step's end, whose first stage has just evaluated the residuals: they are
-    # kept from there (with contacts, samples also come from the switch location: the result evaluates them)
-    residuals = None if contacts else np.full((N, cm.n_holonomic + cm.m, B), np.nan)
+    if contacts:  # samples also come from the switch location, out of order: NaN first
+        states, residuals = np.full((N, 2 * cm.n, B), np.nan), None
+    else:
+        # Every sample is a step's end, whose first stage has just evaluated the residuals: they are kept from there
+        # (with contacts, samples also come from the switch location: the result evaluates them). A member writes
+        # its samples in order up to where it stops, so the records are not filled first (one pass less over the
+        # largest arrays of a sweep): _blank_unwritten puts NaN from each stop on.
+        states, residuals = np.empty((N, 2 * cm.n, B)), np.empty((N, cm.n_holonomic + cm.m, B))
     mode_log = np.zeros((N, B, contacts), dtype=np.int8) if contacts else None
     slots = None if keep is None else np.where(keep, np.cumsum(keep) - 1, -1)
-    run = _Run(states, residuals, {}, mode_log, {}, {}, slots)
+    run = _Run(states, residuals, {}, mode_log, {}, {}, slots, residual_peak=None if residuals is None else 0.0,
+               cut=None if contacts else {})
+    _integrate(run, batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar)
+    _blank_unwritten(run)
+    return run
+
+
+def _blank_unwritten(run) -> None:
+    """NaN in every sample of the records from each member's ``run.cut`` on (records that were not filled first).
+
+    ``run.cut`` maps a member to the first grid index it did not record (0 for
+    a member that never ran); every other member recorded every sample.
+    """
+    if not run.cut:
+        return
+    by_index = {}
+    for i, k in run.cut.items():
+        by_index.setdefault(k, []).append(i)
+    for k, members in by_index.items():
+        row = k if run.slots is None else int(np.count_nonzero(run.slots[:k] >= 0))  # first record row from k on
+        for record in (run.states, run.residuals):
+            record[row:, :, members] = np.nan
+
+
+def _integrate(run, batch, grid, method, y0, modes0, live, limit, max_switches, failures, bar) -> None:
+    """The stepping of :func:`integrate`, into the records of ``run``."""
+    cm = batch.cm
+    B, contacts = y0.shape[0], cm.n_friction
     counts = np.zeros(B, dtype=np.int64)
     for i, (t, reason) in failures.items():
         run.stops[i] = (t, reason, "failed")
     live = np.array([i for i in live if i not in failures], dtype=np.intp)
+    if run.cut is not None:  # members that never run record nothing
+        run.cut.update(dict.fromkeys(np.setdiff1d(np.arange(B), live).tolist(), 0))
     if not live.size:
-        return run
+        return
     view = batch.view(live, modes0[live])
     y = np.ascontiguousarray(y0[live].T)  # (2n, L)
     index = np.zeros(live.size, dtype=np.intp)  # grid index of each live member
@@ -461,11 +494,15 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
     _store(run, view, 0, live, y, contacts)
     parked = []  # (members, modes, index, y, k1, g, y_new, k1_new, g_new) of switches waiting to be settled
     waiting = 0
+    # every live member on one grid index: true from the start, and kept by a common step (members only leave);
+    # looked at again only when parked members rejoin a few steps behind
+    together = True
     while live.size or parked:
         if live.size:
-            t, target = grid[index], grid[index + 1]
-            if index[0] == index[-1] and (index[0] == index).all():  # all on one grid time (the common case)
-                t, target = t[0], target[0]
+            if together:  # all on one grid time (the common case)
+                t, target = grid[index[0]], grid[index[0] + 1]
+            else:
+                t, target = grid[index], grid[index + 1]
             y_new = _step_rows(view, t, y, target - t, k1, method)
             k1_new, g_new, _ = view.rates(target, y_new)
             stay = None  # every member took its step
@@ -478,7 +515,7 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
                                    g[fired], y_new[:, fired].T, k1_new[:, fired].T, g_new[fired]))
             index = index + 1
             live, view, y, k1, g, index = _advance_members(
-                batch, run, view, live, stay, index, y_new, k1_new, g_new, grid, limit, contacts)
+                batch, run, view, live, stay, index, y_new, k1_new, g_new, grid, limit, contacts, together)
             waiting += 1
         if parked and (waiting >= PARK_STEPS or not live.size):
             members, modes, at, *data = (np.concatenate(part) for part in zip(*parked))
@@ -500,22 +537,23 @@ def integrate(batch, grid, method, y0, modes0, live, limit, max_switches, failur
                 if order is not None:
                     live, y, k1, g, index = live[order], y[:, order], k1[:, order], g[order], index[order]
                     view = batch.view(live, view.modes[order])
+                together = _on_one_index(index)
         if bar is not None:
             bar.update(1)
-    return run
 
 
-def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit, contacts):
+def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit, contacts, together=None):
     """Store the members' new samples (at ``grid[index]``), stop those that ran away or failed, drop finished ones.
 
     ``y`` and ``k1`` are rows (2n, L); ``stay`` marks the members that took
     their step (the others were parked; None: none was). Returns the live
-    members, their view, states, first stages, switching values and grid indices.
+    members, their view, states, first stages, switching values and grid indices. ``together`` says whether all
+    are on one grid index (None: look).
     """
     if stay is None:
         at = int(index[0])
-        if (at < grid.size - 1 and not view.failures and index[-1] == at and (index == at).all()
-                and np.abs(y).max(initial=0.0) <= view.lowest_limit):  # the common step: all on, nobody stopped
+        if (at < grid.size - 1 and not view.failures and (_on_one_index(index) if together is None else together)
+                and np.maximum.reduce(np.abs(y), axis=None) <= view.lowest_limit):  # the common step: nobody stopped
             _store(run, view, at, live, y, contacts)
             return live, view, y, k1, g, index
         stay = np.ones(live.size, dtype=bool)
@@ -527,6 +565,8 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         gone |= stay & np.isin(live, list(view.failures))
     for j in np.flatnonzero(gone & stay):
         i = int(live[j])
+        if run.cut is not None:  # its sample at this index is not recorded, nor any after it
+            run.cut[i] = int(index[j])
         if i in view.failures:
             run.stops[i] = (*view.failures[i], "failed")
         else:
@@ -540,6 +580,7 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
         run.states[at, :, live[kept]] = y[:, kept].T
         if run.residuals is not None:
             run.residuals[at, :, live[kept]] = _residual_rows(view)[:, kept].T
+            run.residual_peak = None  # not watched here: the result looks for a residual stop
         if contacts:
             run.modes[index[keep], live[keep]] = view.modes[keep]
     keep &= index < grid.size - 1  # members at the end are done
@@ -556,6 +597,11 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
     return live, view, y[:, keep], k1[:, keep], g[keep], index[keep]
 
 
+def _on_one_index(index: np.ndarray) -> bool:
+    """True when every member is at the same grid index (one count, not a reduction through ``all``)."""
+    return bool(index[0] == index[-1] and np.count_nonzero(index != index[0]) == 0)
+
+
 def _store(run, view, at, live, y, contacts) -> None:
     """The live members' states ``y`` (2n, L) as the history's sample ``at``, with their residuals and modes.
 
@@ -569,15 +615,30 @@ def _store(run, view, at, live, y, contacts) -> None:
     blocks = [(run.states[at], y)]
     if run.residuals is not None:  # a list of rows (an entry free of the state is a number)
         blocks.append((run.residuals[at], view.residuals))
+        _watch_residuals(run, view.residuals)
+    where = slice(None) if view.everyone else view.member_mask
+    if where is None:
+        where = live
     for block, values in blocks:
         # row by row: a scatter along one axis costs less than along the last of two
         for row, value in zip(block, values):
-            if view.everyone:
-                row[...] = value
-            else:
-                row[live] = value
+            row[where] = value
     if contacts:
         run.modes[at, live] = view.modes
+
+
+def _watch_residuals(run, rows) -> None:
+    """Keep the largest ``|residual|`` of a sample in ``run.residual_peak`` (None once one is not a number)."""
+    if run.residual_peak is None:
+        return
+    peak = run.residual_peak
+    for value in rows:
+        largest = np.maximum.reduce(np.abs(value), axis=None)
+        if not largest <= peak:  # larger, or NaN
+            peak = float(largest) if largest == largest else None
+            if peak is None:
+                break
+    run.residual_peak = peak
 
 
 def _residual_rows(view) -> np.ndarray:

@@ -162,6 +162,44 @@ def _identically_zero(expr, compiled) -> bool:
     return sm.trigsimp(sm.expand_trig(expr)) == 0 or sm.simplify(expr) == 0
 
 
+class _ParameterParts:
+    """Replaces the parameter-only part of every sum and product inside an expression by a new symbol.
+
+    ``constant`` holds the parameters and the symbols already hoisted;
+    ``hoisted`` is the list of ``(symbol, expression)`` pairs that the
+    parameter-only function of :meth:`CompiledModel.terms_batch` evaluates
+    once per parameter set. A part that is a bare symbol or a number is left
+    in place (hoisting it saves no operation); equal parts share one symbol.
+    """
+
+    def __init__(self, constant: set, hoisted: list):
+        self.constant, self.hoisted = set(constant), hoisted
+        self.known = {expr: symbol for symbol, expr in hoisted}
+
+    def __call__(self, expr):
+        expr = sm.sympify(expr)
+        if expr.is_Atom or expr.free_symbols <= self.constant:
+            return expr
+        args = [self(arg) for arg in expr.args]
+        if expr.is_Add or expr.is_Mul:
+            fixed = [arg for arg in args if arg.free_symbols <= self.constant]
+            if fixed and len(fixed) < len(args):
+                part = expr.func(*fixed)
+                if not (part.is_Symbol or part.is_Number):
+                    rest = [arg for arg in args if not arg.free_symbols <= self.constant]
+                    return expr.func(self._symbol(part), *rest)
+        return expr.func(*args) if args != list(expr.args) else expr
+
+    def _symbol(self, part):
+        """The hoisted symbol of ``part`` (a new one the first time)."""
+        if part not in self.known:
+            symbol = sm.Dummy(f"part{len(self.hoisted)}")
+            self.hoisted.append((symbol, part))
+            self.known[part] = symbol
+            self.constant.add(symbol)
+        return self.known[part]
+
+
 def _stack(values, size: int) -> np.ndarray:
     """Entries from a numpy-lambdified function (arrays of shape (B,) or constants) as shape (B, len)."""
     out = np.empty((size, len(values)))
@@ -370,6 +408,11 @@ class CompiledModel(ContactForces):
                     symbol = sm.Dummy(f"hoisted{j}")
                     hoisted.append((symbol, expr))
                     reduced[j] = symbol
+            # and the parameter-only terms of a sum or factors of a product that also depends on the state
+            # (-l^2 in x^2 + y^2 - l^2): one array per run, not one numpy call per stage
+            hoist = _ParameterParts(params | {h for h, _ in hoisted}, hoisted)
+            kept = [(symbol, hoist(expr)) for symbol, expr in kept]
+            reduced = [hoist(expr) for expr in reduced]
             names = [h for h, _ in hoisted]
             pre = _array_function([list(p_syms)], names, cse=lambda _: (hoisted, names))
             main = _array_function([t_sym, list(q_syms), list(qd_syms), list(p_syms), names], reduced,

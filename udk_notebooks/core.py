@@ -952,7 +952,9 @@ def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     if u.shape[0] > 8:
         return np.einsum("j...,j...->...", u, v)
     out = u[0] * v[0]
-    if u.shape[0] > 1:
+    if u.shape[0] == 2:
+        out += u[1] * v[1]
+    elif u.shape[0] > 2:
         term = np.empty_like(out)
         for j in range(1, u.shape[0]):  # accumulated in place: the same sums, fewer temporaries
             out += np.multiply(u[j], v[j], out=term)
@@ -984,6 +986,10 @@ class StackedGram:
         by default read off the finiteness of its result.
     out : ndarray, shape (n, G), optional
         Where to write ``q''`` (a stepping integrator's derivative rows); a new array by default.
+    free : ndarray, shape (n, G) or (n, 1), optional
+        ``a = M^{-1} Q`` when the caller has it already (a stepping integrator
+        whose ``M`` and ``Q`` depend on the parameters alone computes it once
+        per run, not once per stage); computed here by default.
 
     Attributes
     ----------
@@ -997,14 +1003,15 @@ class StackedGram:
     """
 
     def __init__(self, mass_solve: Callable[[np.ndarray], np.ndarray], Q: np.ndarray, A: np.ndarray, b: np.ndarray,
-                 usable: np.ndarray | None = None, out: np.ndarray | None = None):
+                 usable: np.ndarray | None = None, out: np.ndarray | None = None, free: np.ndarray | None = None):
         self.mass_solve, self.A = mass_solve, A
         r, _, G = A.shape
-        a, self.XA = self._mass_columns(Q, A, usable)
+        a, self.XA = self._mass_columns(Q, A, usable, free)
+        self.free = a
         solved = self._solved
         if r == 0:
             self.ok, self.multipliers = solved & np.isfinite(a).all(axis=0), np.zeros((0, G))
-            self.qdd = a if out is None else _copy_into(out, a)
+            self.qdd = a if out is None and free is None else _copy_into(np.empty_like(a) if out is None else out, a)
             self._gram_solve = lambda rhs: rhs  # noqa: E731
             return
         if r == 1:  # one row (a pendulum): a handful of row operations, no LAPACK and no temporaries to stack
@@ -1012,7 +1019,7 @@ class StackedGram:
             g = _dot(row, x)
             # The check on the whole stack at once (a NaN fails the first test, an inf the second); member by
             # member only when some member fails it
-            if g.min(initial=np.inf) > TINY_GRAM and g.max(initial=0.0) < np.inf:
+            if np.minimum.reduce(g, initial=np.inf) > TINY_GRAM and np.maximum.reduce(g, initial=0.0) < np.inf:
                 ok = solved
             else:
                 ok = np.isfinite(g) & (g > TINY_GRAM)
@@ -1020,7 +1027,9 @@ class StackedGram:
                 ok = ok & solved
             lam = _dot(row, a)
             np.divide(np.subtract(b[0], lam, out=lam), g, out=lam)  # (b - A a) / g, in place
-            self.ok, self.multipliers, self.qdd = ok, lam[None, :], np.add(a, x * lam, out=out)
+            qdd = np.multiply(x, lam, out=out) if a.shape == x.shape else x * lam  # (a (n, 1) broadcasts)
+            qdd += a  # q'' = a + M^{-1} A^T lam, in the rows given
+            self.ok, self.multipliers, self.qdd = ok, lam[None, :], qdd
             self._gram_solve = lambda rhs: rhs / g  # noqa: E731
             return
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -1050,26 +1059,32 @@ class StackedGram:
             self.multipliers = self._gram_solve(b - self._rows_dot(a))
             self.qdd = np.add(a, self._combine(self.XA, self.multipliers), out=out)
 
-    def _mass_columns(self, Q: np.ndarray, A: np.ndarray, usable) -> tuple[np.ndarray, np.ndarray]:
+    def _mass_columns(self, Q: np.ndarray, A: np.ndarray, usable, free=None) -> tuple[np.ndarray, np.ndarray]:
         """``a = M^{-1} Q`` (n, G) and ``M^{-1} A^T`` (n, r, G); sets ``_solved``, where ``M^{-1}`` holds.
 
         An elementwise solver (a diagonal ``M``: ``mass_solve.elementwise``
-        true) takes the two apart, which spares stacking ``[Q, A^T]``; any
-        other takes them in one call (one factorization per member).
+        true) takes the two apart, which spares stacking ``[Q, A^T]``, and
+        ``a`` is taken from ``free`` when given; any other takes them in one
+        call (one factorization per member).
         """
         r = A.shape[0]
         if getattr(self.mass_solve, "elementwise", False):
-            a, XA = self.mass_solve(Q[:, None, :])[:, 0], self.mass_solve(A.transpose(1, 0, 2))
+            column = self.mass_solve.column  # (n, G) -> (n, G): no third axis to broadcast over
+            a = column(Q) if free is None else free
+            XA = column(A[0])[:, None, :] if r == 1 else self.mass_solve(A.transpose(1, 0, 2))
+        elif r and free is not None:
+            a, XA = free, self.mass_solve(A.transpose(1, 0, 2))
         elif r:
             X = self.mass_solve(np.concatenate([Q[:, None, :], A.transpose(1, 0, 2)], axis=1))  # M^{-1} [Q, A^T]
             a, XA = X[:, 0], X[:, 1:]
         else:
-            a, XA = self.mass_solve(Q[:, None, :])[:, 0], np.zeros((Q.shape[0], 0, Q.shape[1]))
+            a = self.mass_solve(Q[:, None, :])[:, 0] if free is None else free
+            XA = np.zeros((Q.shape[0], 0, Q.shape[1]))
         # `usable`: where the caller's M^{-1} holds (the others come back as NaN); else read off the columns
         if usable is None:
             usable = np.isfinite(a).all(axis=0) & np.isfinite(XA).all(axis=(0, 1))
         self._solved = usable
-        if not usable.all():  # those members go to the one-by-one route (ok False)
+        if np.count_nonzero(usable) < usable.size:  # those members go to the one-by-one route (ok False)
             a, XA = np.where(usable, a, 0.0), np.where(usable, XA, 0.0)
         return a, XA
 

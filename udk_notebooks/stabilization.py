@@ -48,6 +48,7 @@ __all__ = [
     "check_gain",
     "jacobian",
     "linearize",
+    "spectral_radii",
     "stability",
     "stable_gain_interval",
     "system_stability",
@@ -128,14 +129,20 @@ def _polynomial(method: str, Z: np.ndarray) -> np.ndarray:
     """``R(Z)`` by Horner's rule, for a scalar array or a square matrix."""
     coef = _TAYLOR[method]
     if Z.ndim < 2:
-        out = np.full_like(Z, coef[-1], dtype=complex if np.iscomplexobj(Z) else float)
-        for c in coef[-2::-1]:
-            out = c + Z * out
-        return out
+        return _polynomial_values(method, Z)
     eye = np.eye(Z.shape[0])
     out = coef[-1] * eye
     for c in coef[-2::-1]:
         out = c * eye + Z @ out
+    return out
+
+
+def _polynomial_values(method: str, Z: np.ndarray) -> np.ndarray:
+    """``R(z)`` by Horner's rule for every entry of ``Z`` (any shape)."""
+    coef = _TAYLOR[method]
+    out = np.full_like(Z, coef[-1], dtype=complex if np.iscomplexobj(Z) else float)
+    for c in coef[-2::-1]:
+        out = c + Z * out
     return out
 
 
@@ -213,13 +220,36 @@ class Baumgarte:
             infinite entry when ``beta^2`` or ``2 alpha`` overflows); the
             holonomic eigenvalues are the roots of ``s^2 + 2 alpha s + beta^2``.
         """
+        return self.error_matrices(np.array([[self.alpha, self.beta, self.gamma]]), n_holonomic, n_nonholonomic)[0]
+
+    @staticmethod
+    def error_matrices(gains: ArrayLike, n_holonomic: int, n_nonholonomic: int) -> np.ndarray:
+        """:meth:`error_matrix` of many Baumgarte gains at once (a sweep's gain check).
+
+        Parameters
+        ----------
+        gains : array_like, shape (S, 3)
+            One row ``(alpha, beta, gamma)`` per gain, each finite and >= 0.
+        n_holonomic, n_nonholonomic : int
+            Numbers of holonomic and nonholonomic rows.
+
+        Returns
+        -------
+        ndarray, shape (S, 2 m_h + m_n, 2 m_h + m_n)
+        """
         n_h = _check_count(n_holonomic, "n_holonomic")
         n_n = _check_count(n_nonholonomic, "n_nonholonomic")
-        eye, zero = np.eye(n_h), np.zeros((n_h, n_h))
-        companion = np.block([[zero, eye], [-self._beta_squared() * eye, -2.0 * self.alpha * eye]])
-        E = np.zeros((2 * n_h + n_n, 2 * n_h + n_n))
-        E[: 2 * n_h, : 2 * n_h] = companion
-        E[2 * n_h :, 2 * n_h :] = -self.gamma * np.eye(n_n)
+        gains = as_finite_array(gains, "gains", 2)
+        if gains.shape[1:] != (3,) or not np.all(gains >= 0):
+            raise ValueError(f"`gains` must have one row (alpha, beta, gamma) of gains >= 0 per member; got shape "
+                             f"{gains.shape}")
+        E = np.zeros((gains.shape[0], 2 * n_h + n_n, 2 * n_h + n_n))
+        holonomic, rate, nonholonomic = np.arange(n_h), np.arange(n_h, 2 * n_h), np.arange(2 * n_h, 2 * n_h + n_n)
+        with np.errstate(over="ignore"):  # beta^2 past about 1.3e154 is infinite (check_gain says so)
+            E[:, holonomic, rate] = 1.0
+            E[:, rate, holonomic] = -(gains[:, 1:2] ** 2)
+            E[:, rate, rate] = -2.0 * gains[:, 0:1]
+            E[:, nonholonomic, nonholonomic] = -gains[:, 2:3]
         return E
 
 
@@ -346,13 +376,48 @@ def stability(method: str, step: float, K: ArrayLike) -> StabilityReport:
     method, step, K = _check_method(method), _check_step(step), _check_gain_matrix(K)
     if K.shape[0] == 0:
         return StabilityReport(method, step, 0.0, 0.0, True, True)
+    radius = float(spectral_radii(method, step, K[None])[0])
     with np.errstate(over="ignore", invalid="ignore"):  # a huge gain: R overflows, and is then unbounded
-        radius = float(np.max(np.abs(_polynomial(method, step * np.linalg.eigvals(K)))))
         amplification = _polynomial(method, step * K)
     norm = float(np.linalg.norm(amplification, 2)) if np.all(np.isfinite(amplification)) else math.inf
-    if not radius < math.inf:  # overflow (inf) or inf - inf (nan): no bound
-        radius = math.inf
     return StabilityReport(method, step, radius, norm, radius < 1.0, norm < 1.0)
+
+
+def spectral_radii(method: str, step: float, E: ArrayLike) -> np.ndarray:
+    """The spectral radius of ``R(tau E)`` for each of a stack of matrices: :func:`stability`'s, many at once.
+
+    By the spectral mapping ``eig R(tau E) = R(tau eig E)`` (Beshaw 2014,
+    Eqs. 22 and 27 for the error dynamics). :func:`stability` takes its radius
+    from here, so a sweep that checks all its gains at once decides each as
+    :func:`check_gain` does.
+
+    Parameters
+    ----------
+    method : {"euler", "rk4"}
+    step : float
+        Time step ``tau > 0``.
+    E : array_like, shape (S, m, m)
+        A stack of error matrices (:meth:`Baumgarte.error_matrices`); an
+        entry that is not finite (an overflowing gain) gives an infinite radius.
+
+    Returns
+    -------
+    ndarray, shape (S,)
+        ``inf`` where ``R`` overflows (no bound).
+    """
+    method, step = _check_method(method), _check_step(step)
+    E = np.asarray(E, dtype=float)
+    if E.ndim != 3 or E.shape[1] != E.shape[2]:
+        raise ValueError(f"`E` must be a stack of square matrices, shape (S, m, m); got shape {E.shape}")
+    radius = np.full(E.shape[0], math.inf)
+    finite = np.isfinite(E).all(axis=(1, 2))
+    if not E.shape[1]:
+        radius[:] = 0.0
+    elif finite.any():
+        with np.errstate(over="ignore", invalid="ignore"):  # a huge gain: R overflows, and is then unbounded
+            values = np.abs(_polynomial_values(method, step * np.linalg.eigvals(E[finite])))
+            radius[finite] = values.max(axis=1)
+    return np.where(radius < math.inf, radius, math.inf)  # overflow (inf) or inf - inf (nan): no bound
 
 
 @lru_cache(maxsize=None)

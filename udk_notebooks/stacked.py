@@ -48,15 +48,29 @@ class MassSolve:
         self.kind, self.data, self.ok = kind, data, ok
         # a diagonal M acts entry by entry: StackedGram then applies it to Q and A^T apart, without stacking them
         self.elementwise = kind == "diagonal"
+        # one diagonal for every member, of a few entries: a row times a number costs less than a broadcast
+        self._entries = data[:, 0].tolist() if kind == "diagonal" and data.shape[1] == 1 and data.shape[0] <= 8 else None
 
     def take(self, members) -> "MassSolve":
         """The solver of some members (a slice or an index array)."""
         if self.kind == "diagonal":  # one column serves every member (one parameter vector)
-            data = self.data if self.data.shape[1] == 1 else self.data[:, members]
+            # rows in C order: a product with an (n, G) stack in another memory order runs strided
+            data = self.data if self.data.shape[1] == 1 else np.ascontiguousarray(self.data[:, members])
             return MassSolve(self.kind, data, self.ok[members])
         if self.kind == "shared":
             return MassSolve(self.kind, self.data, self.ok[members])
         return MassSolve(self.kind, self.data[members], self.ok[members])
+
+    def column(self, X: np.ndarray) -> np.ndarray:
+        """``M^{-1} X`` for one column per member, ``X`` of shape (n, G) (an elementwise solver's fast path)."""
+        if self._entries is not None:
+            out = np.empty(X.shape)
+            for j, entry in enumerate(self._entries):
+                np.multiply(X[j], entry, out=out[j])
+            return out
+        if self.kind == "diagonal":
+            return self.data * X
+        return self(X[:, None, :])[:, 0]
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         if self.kind == "diagonal":  # Cartesian point masses: a product per entry
@@ -86,7 +100,10 @@ def constant_mass(cm, P: np.ndarray, members: int = 1) -> MassSolve | None:
     takes those runs.
     """
     shared = P.ndim == 1
-    unique, which = (P[None, :], np.zeros(1, dtype=np.intp)) if shared else np.unique(P, axis=0, return_inverse=True)
+    if shared or (P.shape[0] and (P == P[0]).all()):  # one parameter vector (a sweep over gains): no sort
+        unique, which = P[None, :] if shared else P[:1], np.zeros(1 if shared else P.shape[0], dtype=np.intp)
+    else:
+        unique, which = np.unique(P, axis=0, return_inverse=True)
     n, G = cm.n, members if shared else P.shape[0]
     inverses = []
     for p in unique:
@@ -99,7 +116,9 @@ def constant_mass(cm, P: np.ndarray, members: int = 1) -> MassSolve | None:
     ok = np.ones(G, dtype=bool)
     if n > 1 and not np.any(inverses[:, ~np.eye(n, dtype=bool)]) or n == 1:  # diagonal: products
         diagonal = np.diagonal(inverses, axis1=1, axis2=2).T  # (n, U)
-        return MassSolve("diagonal", np.ascontiguousarray(diagonal[:, which]) if not shared else diagonal, ok)
+        # one column when every member has the same M (it broadcasts), else a column per member
+        spread = shared or len(unique) == 1
+        return MassSolve("diagonal", np.ascontiguousarray(diagonal if spread else diagonal[:, which]), ok)
     if shared or len(unique) == 1:
         return MassSolve("shared", inverses[0], ok)
     return MassSolve("inverse", inverses[which], ok)
@@ -152,6 +171,10 @@ class StackMotion:
         its static limit ``mu_s N``; static friction holds while ``|ratio| <= 1``.
     ok : ndarray of bool, shape (G,)
         False where the stack cannot vouch for the answer (see :class:`StackedGram`).
+    free : ndarray, shape (n, G), or None
+        ``a = M^{-1} Q``, the motion without constraints (a stepping
+        integrator whose ``M`` and ``Q`` depend on the parameters alone passes
+        it back as ``free``); zero for a member whose ``M^{-1}`` failed.
     """
 
     qdd: np.ndarray
@@ -159,10 +182,11 @@ class StackMotion:
     nonideal: np.ndarray | None
     ratios: np.ndarray | None
     ok: np.ndarray
+    free: np.ndarray | None = None
 
 
 def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stuck=(), forces: bool = False,
-                out: np.ndarray | None = None) -> StackMotion:
+                out: np.ndarray | None = None, free: np.ndarray | None = None) -> StackMotion:
     """The Udwadia-Kalaba equation with friction modes for a stack of ``G`` states (see the module docstring).
 
     Parameters
@@ -188,6 +212,9 @@ def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stu
         integrator needs ``q''`` and the ratios only.
     out : ndarray, shape (n, G), optional
         Where to write ``q''`` (rows of a stepping integrator's derivative).
+    free : ndarray, shape (n, G), optional
+        ``M^{-1} Q`` of these states when the caller has it (``StackMotion.free``
+        of an earlier call with the same ``M`` and ``Q``); computed by default.
 
     Returns
     -------
@@ -205,7 +232,7 @@ def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stu
         A = np.concatenate([A_rows.transpose(1, 2, 0), A[m:]], axis=0) if stuck else A_rows.transpose(1, 2, 0)
         b = np.concatenate([b_rows.T, b[m:]], axis=0) if stuck else b_rows.T
     direct = out if C is None and friction is None else None  # q'' is final as the Gram matrix gives it
-    gram = StackedGram(mass, Q, A, b, usable=mass.ok, out=direct)
+    gram = StackedGram(mass, Q, A, b, usable=mass.ok, out=direct, free=free)
     qdd, total, ratios = gram.qdd, C, None
     normal = gram.ideal(slice(0, m)) if (friction is not None or forces) else None
     if friction is not None and friction.shape[0]:
@@ -229,4 +256,4 @@ def solve_stack(mass: MassSolve, Q, A, b, C=None, friction=None, modes=None, stu
     if out is not None and qdd is not out:
         out[...] = qdd
         qdd = out
-    return StackMotion(qdd, ideal, nonideal, ratios, gram.ok)
+    return StackMotion(qdd, ideal, nonideal, ratios, gram.ok, gram.free)

@@ -312,13 +312,13 @@ def sweep(
             return _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, simulate_options)
     _check_memory(cm, B, count + 1 if keep is None else int(np.count_nonzero(keep)))
 
-    P = np.array([cm.parameters(p) for p in params])
-    gains = np.array([[s.alpha, s.beta, s.gamma] if s is not None else [0.0, 0.0, 0.0] for s in stabs])
+    P = _parameter_rows(cm, params)
     status = np.array(["ok"] * B, dtype=object)
     message = Messages(B)
     for i, reason in refusals(cm, t0, q0, qd0, P, stabs, method, step, tol).items():
         status[i], message[i] = "refused", reason
-    members = [dict(zip(cm.parameter_names, p.tolist()), stabilization=s) for p, s in zip(P, stabs)]
+    members = _member_dicts(cm, params, P, stabs)
+    gains = np.array([[s.alpha, s.beta, s.gamma] if s is not None else [0.0, 0.0, 0.0] for s in stabs])
     live = np.flatnonzero(status == "ok")
     batch = Batch(cm, P, gains)
     if batch.singular:  # a singular mass matrix (a massless coordinate): simulate's own solver, member by member
@@ -346,6 +346,24 @@ def sweep(
 
 
 
+def _parameter_rows(cm, params) -> np.ndarray:
+    """The members' parameter vectors, shape (B, k); a parameter dict shared by members is read once."""
+    read = {}  # by the dict's identity: a sweep over gains shares one dict among all its members
+    rows = [read[id(p)] if id(p) in read else read.setdefault(id(p), cm.parameters(p)) for p in params]
+    return np.array(rows).reshape(len(params), len(cm.parameter_names))
+
+
+def _member_dicts(cm, params, P, stabs) -> list[dict]:
+    """Each member's parameter values by name, with its ``stabilization`` (:attr:`SweepResult.members`)."""
+    named = {}  # one dict of values per shared parameter dict, copied per member
+    out = []
+    for p, row, stab in zip(params, P, stabs):
+        if id(p) not in named:
+            named[id(p)] = dict(zip(cm.parameter_names, row.tolist()))
+        out.append({**named[id(p)], "stabilization": stab})
+    return out
+
+
 def _grid_samples(grid: np.ndarray, t_eval) -> np.ndarray | None:
     """Which samples of the step grid ``t_eval`` asks for (bool, shape (N,)), or None unless all of them are grid times.
 
@@ -369,14 +387,19 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
     """Residuals of every recorded sample (at the times ``grid``), ``simulate``'s residual stop, the summaries."""
     n, B, N = cm.n, y0.shape[0], grid.size
     history, run.states = run.states, None  # (N, 2n, B): one block per sample, filled step by step
-    sampled = np.isfinite(history[:, 0])  # (N, B): a sample is all numbers (reached) or all NaN
+    sampled = None  # (N, B): a sample is all numbers (reached) or all NaN; found when needed
     # simulate ends a run at the first sample whose residual passes DIVERGENCE_FACTOR times the start's scale squared
     bound = DIVERGENCE_FACTOR * (limit / DIVERGENCE_FACTOR) ** 2
     if run.residuals is not None:  # kept as the steps evaluated them
         phi_h, vel_h = run.residuals[:, :cm.n_holonomic], run.residuals[:, cm.n_holonomic:]
     else:
+        sampled = np.isfinite(history[:, 0])
         phi_h, vel_h = _residuals(cm, batch.P, grid, history, sampled)
-    first_over = _residual_stop(phi_h, vel_h, sampled, bound)
+    if run.residual_peak is not None and run.residual_peak <= bound.min(initial=np.inf):
+        first_over = np.full(B, N)  # the steps watched every residual recorded: none is near a member's bound
+    else:
+        sampled = np.isfinite(history[:, 0]) if sampled is None else sampled
+        first_over = _residual_stop(phi_h, vel_h, sampled, bound)
     # the result reads the records through (B, N, .) views, as they were written: nothing is transposed
     states, phi, vel = (record.transpose(2, 0, 1) for record in (history, phi_h, vel_h))
     stopped_at = np.full(B, np.nan)
@@ -389,12 +412,12 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
         status[i], stopped_at[i] = "diverged", grid[j]
         message[i] = (f"a constraint residual reached {worst:.3g}, past {DIVERGENCE_FACTOR:g} times "
                       "the start's scale squared (DIVERGENCE_FACTOR)")
-    done = sampled.T
     for i in np.flatnonzero(status == "refused"):
         states[i] = np.nan
     modes = mode_times = None
     if cm.n_friction:
         modes, mode_times = [], []
+        done = (np.isfinite(history[:, 0]) if sampled is None else sampled).T
         for i in range(B):
             if status[i] == "refused":
                 modes.append(None), mode_times.append(None)
