@@ -15,7 +15,11 @@ constraints, mass matrix ``m I``. Panels:
     step without stabilization lets it grow (see lesson 2).
 
 The model of each ``N`` is derived and compiled once per session (a second
-or two for ``N = 32`` the first time).
+or two for ``N = 32`` the first time). The fixed-step methods keep every
+step's state but sample the output at most ``frames`` times, on steps of
+their own grid (:func:`output_times`): the panels and the animation draw no
+more, and a small step no longer means thousands of samples to evaluate and
+draw.
 """
 
 from __future__ import annotations
@@ -49,6 +53,35 @@ def evaluation_cost(cm, q, qd, p, repeats: int = 20) -> float:
         cm.solve_modes(0.0, q, qd, p)  # what the integrators call at every stage
         times.append(time.perf_counter() - start)
     return float(np.median(times))
+
+
+def output_times(horizon: float, step: float, samples: int) -> np.ndarray:
+    """At most ``samples`` times of the fixed-step grid of ``simulate``, from 0 to ``horizon``, evenly spread.
+
+    ``simulate`` steps ``count = round(horizon / step)`` equal steps and keeps
+    only the ``t_eval`` times when given; times taken from that same grid
+    (``horizon * k / count``) add no step of their own, so the run is the
+    every-step run, sampled.
+
+    Parameters
+    ----------
+    horizon, step : float
+        End of the run and the nominal step, in s (positive).
+    samples : int
+        Largest number of output times (at least 2).
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Increasing, starting at 0 and ending at ``horizon``; ``k <= samples``.
+    """
+    if not (horizon > 0 and step > 0):
+        raise ValueError(f"`horizon` and `step` must be positive; got {horizon!r} and {step!r}")
+    if samples < 2:
+        raise ValueError(f"`samples` must be at least 2; got {samples!r}")
+    count = max(1, int(round(horizon / step)))  # as simulate's fixed-step loop counts them
+    k = np.unique(np.round(np.linspace(0, count, min(samples, count + 1))).astype(int))
+    return horizon * k / count
 
 
 class ChainExplorer(SystemExplorer):
@@ -104,7 +137,8 @@ class ChainExplorer(SystemExplorer):
             traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, rtol=1e-9, atol=1e-11, t_eval=times,
                             params=params)
         else:
-            traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params)
+            traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params,
+                            t_eval=output_times(horizon, step, self.frames))
         cost = evaluation_cost(cm, q0, qd0, cm.parameters(params))
         return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates: {cost * 1e6:.0f} us per evaluation",
                          model=cm)
