@@ -129,3 +129,15 @@ def test_no_cache_when_disabled_or_unwritable(cache, monkeypatch, tmp_path):
 def test_derived_chain_refuses_a_bad_number_of_links(N):
     with pytest.raises(ValueError, match="`N` must be a whole number of links"):
         widget.derived_chain(N)
+
+
+def test_cheap_sliders_follow_a_drag_and_costly_ones_update_on_release():
+    live = EXPLORERS["chain"](continuous_update=True)  # as on the live (ipympl) canvas
+    for name in ("m", "l", "g", "spread"):
+        assert live.controls[name].continuous_update, name
+    for name in ("N", "step", "horizon"):
+        assert not live.controls[name].continuous_update, name
+    live.close()
+    png = EXPLORERS["chain"]()  # the PNG route updates on release throughout
+    assert not any(png.controls[name].continuous_update for name in ("m", "N", "step"))
+    png.close()

@@ -206,7 +206,12 @@ class ChainExplorer(SystemExplorer):
         Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
     """
 
-    updates_on_release = True  # several runs (or a model to compile) per update
+    # One fixed-step run per update (~20 ms at the defaults): the sliders follow a drag (live canvas), except
+    # those whose cost grows with their value or that compile a model (ON_RELEASE).
+    updates_on_release = False
+    ON_RELEASE = ("N", "step", "horizon")
+    """Sliders that update on release: a new ``N`` compiles a model (0.1-1.5 s the first time), and the
+    run's cost grows as ``horizon / step`` (a second or more at ``step = 0.001``)."""
     control_units = {"N": "1"}  # a count: no unit
     heading = "Chain of N point masses on rigid links, Cartesian coordinates: N constraints, 2N coordinates"
     panels = (
@@ -235,6 +240,8 @@ class ChainExplorer(SystemExplorer):
         super().__init__(table, extra=extra, **kwargs)
         self.controls["N"].step = 1.0
         self.controls["N"].readout_format = ".0f"
+        for name in self.ON_RELEASE:
+            self.controls[name].continuous_update = False
 
     def default_mechanism(self):
         return chain.mechanism(4)
