@@ -15,12 +15,12 @@ constraints, mass matrix ``m I``. Panels:
     step without stabilization lets it grow (see lesson 2).
 
 The model of each ``N`` is compiled once per session, and its symbolic
-derivation (two thirds of the first visit's second or so at ``N = 32``) is
-kept on disk between sessions (:func:`derived_chain`). The fixed-step methods keep every
-step's state but sample the output at most ``frames`` times, on steps of
-their own grid (:func:`output_times`): the panels and the animation draw no
-more, and a small step no longer means thousands of samples to evaluate and
-draw.
+derivation (two thirds of the first visit's 1.5 s at ``N = 32``) is kept on
+disk between sessions, in ``$UDK_NOTEBOOKS_CACHE`` or the user's cache folder
+(:func:`derived_chain`). The fixed-step methods step as before but sample the
+output at most ``frames`` times, on steps of their own grid
+(:func:`output_times`): the panels and the animation draw no more, and a small
+step no longer means thousands of samples to evaluate and draw.
 """
 
 from __future__ import annotations
@@ -30,12 +30,17 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..examples import chain
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
 from .system import Panel, SystemExplorer, SystemRun, time_curve
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 __all__ = ["ChainExplorer"]
 
@@ -83,7 +88,7 @@ def source_key() -> str:
     return digest.hexdigest()[:20]
 
 
-def derived_chain(N: int):
+def derived_chain(N: int) -> Model:
     """The symbolic N-link chain (:func:`~udk_notebooks.examples.chain.n_link_chain`), kept on disk by source key.
 
     The derivation costs about 30 ms per link (1 s at ``N = 32``) and reading
@@ -118,7 +123,7 @@ def derived_chain(N: int):
     return model
 
 
-def _read(path: Path, N: int):
+def _read(path: Path, N: int) -> Model | None:
     """The model kept at ``path`` if it is a chain of ``N`` links, else None (missing, unreadable or foreign)."""
     import pickle
 
@@ -134,7 +139,7 @@ def _read(path: Path, N: int):
     return model
 
 
-def _write(folder: Path, path: Path, model, key: str) -> None:
+def _write(folder: Path, path: Path, model: Model, key: str) -> None:
     """Keep ``model`` at ``path`` (written whole, then renamed), and drop files of older source keys."""
     import pickle
     import tempfile
