@@ -14,14 +14,23 @@ constraints, mass matrix ``m I``. Panels:
 (c) the largest constraint drift ``max_i |phi_i|`` on a log scale: a fixed
     step without stabilization lets it grow (see lesson 2).
 
-The model of each ``N`` is derived and compiled once per session (a second
-or two for ``N = 32`` the first time).
+The model of each ``N`` is compiled once per session, and its symbolic
+derivation (two thirds of the first visit's 1.5 s at ``N = 32``) is kept on
+disk between sessions, in ``$UDK_NOTEBOOKS_CACHE`` or the user's cache folder
+(:func:`derived_chain`). The fixed-step methods step as before but sample the
+output at most ``frames`` times, on steps of their own grid
+(:func:`output_times`): the panels and the animation draw no more, and a small
+step no longer means thousands of samples to evaluate and draw.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from functools import lru_cache
+from pathlib import Path
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,15 +39,128 @@ from ..plotting import OKABE_ITO
 from ..simulation import simulate
 from .system import Panel, SystemExplorer, SystemRun, time_curve
 
+if TYPE_CHECKING:
+    from ..model import Model
+
 __all__ = ["ChainExplorer"]
 
 MAX_LINKS = 32
 
 
+CACHE_ENV = "UDK_NOTEBOOKS_CACHE"
+"""Environment variable naming the cache directory; set to an empty string to keep nothing on disk."""
+
+
 @lru_cache(maxsize=MAX_LINKS)
 def compiled_model(N: int):
-    """The N-link chain, derived and compiled once per session and N."""
-    return chain.n_link_chain(N).compile()
+    """The N-link chain, compiled once per session and N (its derivation read from disk when kept there)."""
+    return derived_chain(N).compile()
+
+
+def cache_directory() -> Path | None:
+    """Where derived chains are kept: ``$UDK_NOTEBOOKS_CACHE``, else the user's cache folder; None when disabled."""
+    chosen = os.environ.get(CACHE_ENV)
+    if chosen is not None:
+        return Path(chosen) if chosen.strip() else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "udk-notebooks"
+
+
+@lru_cache(maxsize=1)
+def source_key() -> str:
+    """A digest of everything a derived chain depends on: the package's engine and example sources, sympy, Python.
+
+    Any edit to ``udk_notebooks/*.py`` or ``udk_notebooks/examples/*.py`` (the
+    symbolic layer and the chain itself), or another sympy or Python, gives
+    another key, so a kept derivation is never read by code that would derive
+    it differently.
+    """
+    import hashlib
+    import platform
+
+    import sympy
+
+    digest = hashlib.sha256(f"{sympy.__version__} {platform.python_version()}".encode())
+    package = Path(chain.__file__).resolve().parent.parent
+    for path in sorted([*package.glob("*.py"), *package.glob("examples/*.py")]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def derived_chain(N: int) -> Model:
+    """The symbolic N-link chain (:func:`~udk_notebooks.examples.chain.n_link_chain`), kept on disk by source key.
+
+    The derivation costs about 30 ms per link (1 s at ``N = 32``) and reading
+    it back a few ms, so a student's later sessions skip it; compiling
+    (lambdify with common subexpressions) still happens once per session.
+    The file is read only when its name carries the current
+    :func:`source_key` and it holds a model of ``2 N`` coordinates; a missing,
+    unreadable or foreign file is derived again and rewritten, and a cache
+    that cannot be written is skipped. Only files this function wrote are read
+    (pickles run code when loaded: the folder is the user's own).
+
+    Parameters
+    ----------
+    N : int
+        Number of links, 1 to :data:`MAX_LINKS`.
+
+    Returns
+    -------
+    Model
+    """
+    if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or not 1 <= N <= MAX_LINKS:
+        raise ValueError(f"`N` must be a whole number of links from 1 to {MAX_LINKS}; got {N!r}")
+    folder = cache_directory()
+    if folder is None:
+        return chain.n_link_chain(int(N))
+    key = source_key()
+    path = folder / f"chain-{int(N)}-{key}.pickle"
+    model = _read(path, int(N))
+    if model is None:
+        model = chain.n_link_chain(int(N))
+        _write(folder, path, model, key)
+    return model
+
+
+def _read(path: Path, N: int) -> Model | None:
+    """The model kept at ``path`` if it is a chain of ``N`` links, else None (missing, unreadable or foreign)."""
+    import pickle
+
+    from ..model import Model
+
+    try:
+        with open(path, "rb") as handle:
+            model = pickle.load(handle)
+    except Exception:  # missing, truncated, written by another version: derive again
+        return None
+    if not isinstance(model, Model) or len(model.coordinates) != 2 * N or len(model.holonomic) != N:
+        return None
+    return model
+
+
+def _write(folder: Path, path: Path, model: Model, key: str) -> None:
+    """Keep ``model`` at ``path`` (written whole, then renamed), and drop files of older source keys."""
+    import pickle
+    import tempfile
+
+    partial = None  # a temporary file not yet renamed into place
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".chain-", delete=False) as handle:
+            partial = handle.name
+            pickle.dump(model, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(partial, path)  # readers see no file or the whole file, never a part
+        partial = None
+        for old in folder.glob("chain-*-*.pickle"):
+            if not old.name.endswith(f"-{key}.pickle"):
+                old.unlink(missing_ok=True)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):  # read-only or full disk, or an
+        # object that does not pickle: the session's own cache still serves
+        pass
+    finally:
+        if partial is not None:
+            Path(partial).unlink(missing_ok=True)
 
 
 def evaluation_cost(cm, q, qd, p, repeats: int = 20) -> float:
@@ -51,6 +173,35 @@ def evaluation_cost(cm, q, qd, p, repeats: int = 20) -> float:
     return float(np.median(times))
 
 
+def output_times(horizon: float, step: float, samples: int) -> np.ndarray:
+    """At most ``samples`` times of the fixed-step grid of ``simulate``, from 0 to ``horizon``, evenly spread.
+
+    ``simulate`` steps ``count = round(horizon / step)`` equal steps and keeps
+    only the ``t_eval`` times when given; times taken from that same grid
+    (``horizon * k / count``) add no step of their own, so the run is the
+    every-step run, sampled.
+
+    Parameters
+    ----------
+    horizon, step : float
+        End of the run and the nominal step, in s (positive).
+    samples : int
+        Largest number of output times (at least 2).
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        Increasing, starting at 0 and ending at ``horizon``; ``k <= samples``.
+    """
+    if not (horizon > 0 and step > 0):
+        raise ValueError(f"`horizon` and `step` must be positive; got {horizon!r} and {step!r}")
+    if samples < 2:
+        raise ValueError(f"`samples` must be at least 2; got {samples!r}")
+    count = max(1, int(round(horizon / step)))  # as simulate's fixed-step loop counts them
+    k = np.unique(np.round(np.linspace(0, count, min(samples, count + 1))).astype(int))
+    return horizon * k / count
+
+
 class ChainExplorer(SystemExplorer):
     """Number of links, masses and integrator of the N-link chain; energy, drift and cost per evaluation.
 
@@ -60,7 +211,12 @@ class ChainExplorer(SystemExplorer):
         Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
     """
 
-    updates_on_release = True  # several runs (or a model to compile) per update
+    # One fixed-step run per update (~20 ms at the defaults): the sliders follow a drag (live canvas), except
+    # those whose cost grows with their value or that compile a model (ON_RELEASE).
+    updates_on_release = False
+    ON_RELEASE = ("N", "step", "horizon")
+    """Sliders that update on release: a new ``N`` compiles a model (0.1-1.5 s the first time), and the
+    run's cost grows as ``horizon / step`` (a second or more at ``step = 0.001``)."""
     control_units = {"N": "1"}  # a count: no unit
     heading = "Chain of N point masses on rigid links, Cartesian coordinates: N constraints, 2N coordinates"
     panels = (
@@ -89,6 +245,8 @@ class ChainExplorer(SystemExplorer):
         super().__init__(table, extra=extra, **kwargs)
         self.controls["N"].step = 1.0
         self.controls["N"].readout_format = ".0f"
+        for name in self.ON_RELEASE:
+            self.controls[name].continuous_update = False
 
     def default_mechanism(self):
         return chain.mechanism(4)
@@ -104,7 +262,8 @@ class ChainExplorer(SystemExplorer):
             traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, rtol=1e-9, atol=1e-11, t_eval=times,
                             params=params)
         else:
-            traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params)
+            traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params,
+                            t_eval=output_times(horizon, step, self.frames))
         cost = evaluation_cost(cm, q0, qd0, cm.parameters(params))
         return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates: {cost * 1e6:.0f} us per evaluation",
                          model=cm)

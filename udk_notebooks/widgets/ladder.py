@@ -117,7 +117,10 @@ class LadderExplorer(SystemExplorer):
     ----------
     samples : int, optional
         Output samples of the run (the animation's frames); the lift-off and
-        stick/slip instants are sampled besides.
+        stick/slip instants are sampled besides. Each sample costs a contact
+        solve of its own (about a third of an update at 201 samples), and 101
+        draw the smooth force curves of a panel a few hundred pixels wide
+        with the kink at lift-off sampled exactly.
     **kwargs
         Passed to :class:`~udk_notebooks.widgets.system.SystemExplorer`.
 
@@ -148,7 +151,7 @@ class LadderExplorer(SystemExplorer):
         )),
     )
 
-    def __init__(self, *, samples: int = 201, **kwargs):
+    def __init__(self, *, samples: int = 101, **kwargs):
         self.samples = int(samples)
         if self.samples < 2:
             raise ValueError(f"`samples` must be at least 2; got {samples!r}")
@@ -174,8 +177,10 @@ class LadderExplorer(SystemExplorer):
         q0, qd0 = ladder.release_state(theta0, **params)
         times = np.linspace(0.0, horizon, self.samples)
         try:
-            # rtol 1e-8: lift-off within 1e-10 s of the 1e-11 event-driven reference (tests/test_widgets_ladder.py)
-            traj = simulate(compiled_model(), (0.0, horizon), q0, qd0, method="DOP853", rtol=1e-8, atol=1e-10,
+            # rtol 1e-7: lift-off within ~5e-9 s of the 1e-11 event-driven reference and the leave angle within
+            # ~1e-9 rad of asin(2/3 sin theta0) (measured; tests/test_widgets_ladder.py asks 1e-7 s and 1e-8 rad),
+            # for 10-15 % fewer contact solves than rtol 1e-8; the angle is printed with five decimals
+            traj = simulate(compiled_model(), (0.0, horizon), q0, qd0, method="DOP853", rtol=1e-7, atol=1e-9,
                             t_eval=times, params=params)
         except SimulationError as exc:
             if isinstance(exc.__cause__, PainleveParadoxError):
