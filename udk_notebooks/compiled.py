@@ -40,7 +40,7 @@ import sympy as sm
 from ._checks import check_vector, finite_float, real_number
 from .core import RANK_RTOL, Motion, cholesky_or_none, scale_rows, solve
 from .contact_forces import OPEN, ContactForces
-from .kernels import diagonal_kernel
+from .kernels import ScalarKernel, diagonal_kernel
 from .model import TIME, Model
 
 __all__ = ["OPEN", "CompiledModel"]
@@ -697,7 +697,11 @@ class CompiledModel(ContactForces):
         equilibrated to a unit diagonal above ``RANK_RTOL``): for two
         coordinates that is a tenth of the cost of the LAPACK calls. Whatever
         that test refuses (a singular or non-finite ``M``) goes the general
-        route, which decides and explains it.
+        route, which decides and explains it. A constrained model with a
+        constant diagonal ``M`` and a generated scalar kernel (the Cartesian
+        double pendulum) takes ``q''`` from that kernel directly
+        (:meth:`~udk_notebooks.kernels.ScalarKernel.accelerations`): the same
+        numbers and tests as :meth:`_solve_plain`, without building a Motion.
 
         The arguments are those of :meth:`solve_contacts` without ``modes``;
         the result is ``q''``, an ndarray of shape (n,).
@@ -706,6 +710,10 @@ class CompiledModel(ContactForces):
             qdd = self._free_solver()(self._entries(t, q.tolist(), qd.tolist(), p.tolist()))
             if qdd is not None:
                 return np.array(qdd)
+        elif isinstance(self.kernel, ScalarKernel):
+            qdd = self.kernel.accelerations(self._entries(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
+            if qdd is not None:
+                return qdd
         return self._solve_plain(t, q, qd, p, correction).qdd
 
     def _free_solver(self) -> Callable:

@@ -278,6 +278,21 @@ class ScalarKernel:
         rows = np.fromiter(out, float, 4 * self.n).reshape(4, self.n)  # fromiter: a third cheaper than array
         return Motion(rows[0], rows[1], rows[2], rows[3])
 
+    def accelerations(self, values, p: np.ndarray, correction=None) -> np.ndarray | None:
+        """``q''`` of :meth:`__call__` alone (the same kernel and test), or None when the general route must decide.
+
+        For an integrator's right-hand side: the force terms are computed all the same (they are
+        a few products each) but not wrapped into a Motion, which costs as much as the kernel.
+        """
+        w = self._factors(p)
+        if w is None:
+            return None
+        corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
+        out = self._kernel(values, w, corr, _BOUND)
+        if out is None or not math.isfinite(sum(out)):
+            return None
+        return np.array(out[: self.n])
+
 
 class BandKernel:
     """Eqs. (7)-(11) for a constant diagonal ``M`` and a banded Gram matrix, with LAPACK's banded Cholesky.
