@@ -716,6 +716,49 @@ class CompiledModel(ContactForces):
                 return qdd
         return self._solve_plain(t, q, qd, p, correction).qdd
 
+    def plain_rate(self, p) -> Callable:
+        """``(t, y) -> (q', q'')`` of :meth:`accelerations` for one parameter vector, as one ndarray.
+
+        The right-hand side of an integrator that calls it thousands of times
+        with the same parameters (Hairer's DOP853 in :func:`~udk_notebooks.simulate`):
+        the parameter list and the fast solver (the generated float Cholesky of
+        :meth:`_free_solver`, or the scalar kernel's
+        :meth:`~udk_notebooks.kernels.ScalarKernel.qdd_solver` with its mass
+        factors) are bound once, and the state is split as one list. The fast
+        solvers are those of :meth:`accelerations`, with the same tests; where
+        they decline, the general route decides as it does there.
+
+        Parameters
+        ----------
+        p : ndarray, shape (len(parameter_names),)
+            Parameter values, as :meth:`parameters` returns them.
+
+        Returns
+        -------
+        callable
+            ``rate(t, y)`` with ``y = (q, q')`` of shape (2n,); returns shape (2n,).
+        """
+        p = np.asarray(p, dtype=float)
+        if p.shape != (len(self.parameter_names),):
+            raise ValueError(f"`p` must hold the {len(self.parameter_names)} parameter values of "
+                             f"{self.parameter_names}; got shape {p.shape}. Use CompiledModel.parameters")
+        n, p_list, entries = self.n, p.tolist(), self._entries
+        fast = None
+        if self.m == 0 and self.mass is None and not self.has_nonideal and n <= FREE_MAX_N:
+            fast = self._free_solver()
+        elif isinstance(self.kernel, ScalarKernel):
+            fast = self.kernel.qdd_solver(p)
+
+        def rate(t, y):
+            state = y.tolist()
+            if fast is not None:
+                qdd = fast(entries(t, state[:n], state[n:], p_list))
+                if qdd is not None:
+                    return np.array(state[n:] + qdd)
+            return np.concatenate([y[n:], self._solve_plain(t, y[:n], y[n:], p).qdd])
+
+        return rate
+
     def _free_solver(self) -> Callable:
         """The generated solver of :meth:`accelerations` for an unconstrained model, built on first use and kept."""
         cache = self._symbolic

@@ -284,14 +284,31 @@ class ScalarKernel:
         For an integrator's right-hand side: the force terms are computed all the same (they are
         a few products each) but not wrapped into a Motion, which costs as much as the kernel.
         """
+        solve = self.qdd_solver(p, correction)
+        qdd = None if solve is None else solve(values)
+        return None if qdd is None else np.array(qdd)
+
+    def qdd_solver(self, p: np.ndarray, correction=None) -> Callable | None:
+        """``values -> q''`` (a list, or None where the general route must decide) for one parameter vector.
+
+        None when ``M`` itself goes the general route. The mass factors and the
+        correction are bound once, for a right-hand side called thousands of times
+        with the same parameters.
+        """
         w = self._factors(p)
         if w is None:
             return None
         corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
-        out = self._kernel(values, w, corr, _BOUND)
-        if out is None or not math.isfinite(sum(out)):
-            return None
-        return np.array(out[: self.n])
+        kernel, n = self._kernel, self.n
+
+        def solve(values):
+            out = kernel(values, w, corr, _BOUND)
+            # The test of __call__: every output finite, so both routes vouch for the same states.
+            if out is None or not math.isfinite(sum(out)):
+                return None
+            return out[:n]
+
+        return solve
 
 
 class BandKernel:
