@@ -16,7 +16,7 @@ pins as four holonomic constraints
     error while the motion is not yet chaotic);
 (c) the energy change ``h(t) - h(0)`` of both runs: zero to the integration
     error, since springs and gravity are conservative. Both runs use Hairer's
-    DOP853 at ``rtol = atol = 1e-9`` (the panel's title says so), which leaves an
+    DOP853 at ``rtol = atol = 1e-9`` (the panel's title gives this "tol"), which leaves an
     energy error of about ``1e-9`` to ``1e-7`` J whose size changes threefold
     from one slider position to the next; the panel's view therefore only
     grows within a session (:attr:`energy_view_shrink`), so a drag does not
@@ -32,6 +32,7 @@ accelerations because ``[M; A]`` has full column rank (encyclopedia article).
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -51,6 +52,12 @@ CARTESIAN = dict(color=OKABE_ITO["orange"], ls="--")
 # m/s, rad/s), so the absolute tolerance is the relative one times one unit: a tighter atol only made
 # the solver chase velocities that pass through zero (a sixth more evaluations for the same energy error).
 RTOL, ATOL = 1e-9, 1e-9
+
+
+def _power(tolerance: float) -> str:
+    """``1e-9`` for a tolerance that is a power of ten (the panel titles' short form)."""
+    return f"1e{round(math.log10(tolerance))}"
+
 
 
 @lru_cache(maxsize=4)
@@ -89,7 +96,7 @@ class DoublePendulumExplorer(SystemExplorer):
             time_curve(r"$\varphi$ (Cartesian)", lambda run: run.trajectory.q[:, 5],
                        color=OKABE_ITO["reddish_purple"], ls=":"),
         )),
-        Panel(f"energy change (DOP853, rtol {RTOL:.0e}, atol {ATOL:.0e})", "time t (s)", "h(t) - h(0) (J)", zero=True, curves=(
+        Panel(f"energy change (tol {_power(RTOL)})", "time t (s)", "h(t) - h(0) (J)", zero=True, curves=(
             time_curve("angles", lambda run: run.data["minimal"].energy - run.data["minimal"].energy[0], **MINIMAL),
             time_curve("Cartesian", lambda run: run.trajectory.energy - run.trajectory.energy[0], **CARTESIAN),
         )),
