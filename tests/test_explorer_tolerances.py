@@ -35,3 +35,14 @@ def test_singular_mass_uk_run_meets_its_stated_tolerance_against_a_tight_lagrang
     error = np.abs(np.angle(np.exp(1j * (singular_mass.angle(run.trajectory.q) - tight.y[0])))).max()
     assert 0.0 < error < 1e-6  # rtol 1e-8 grown over four seconds of swing (4e-8 here), far below a pixel
     assert np.abs(run.data["angle_difference"]).max() < 2 * error + 1e-9  # panel (c) shows this error
+
+
+def test_lagrange_angles_meet_their_tolerance_against_a_tight_solve_ivp_run():
+    from udk_notebooks.widgets.singular_mass import lagrange_angles
+
+    rate = singular_mass.minimal_rate(m=0.8, g=9.81, l=1.5, c=0.7, mA=0.2, mB=0.0)
+    times = np.linspace(0.0, 6.0, 121)
+    angles = lagrange_angles(rate, 0.4, times)
+    tight = solve_ivp(rate, (0.0, 6.0), [0.4, 0.0], method="DOP853", rtol=1e-13, atol=1e-13, t_eval=times)
+    assert angles[0] == 0.4 and np.ptp(angles) > 1.0  # a real swing, not a resting bar
+    assert np.abs(angles - tight.y[0]).max() < 2e-9  # rtol 1e-10 grown over six seconds (1.5e-10 here)
