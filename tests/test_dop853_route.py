@@ -64,7 +64,7 @@ def test_kernel_accelerations_leave_a_singular_mass_matrix_to_the_general_route(
     points = double_pendulum.cartesian_model("points").compile()  # M = diag(m1, m1, 0, m2, m2, 0)
     q, qd = double_pendulum.to_cartesian([1.2, 0.4], [0.3, -0.5], "points")
     p = points.parameters()
-    assert points.kernel.accelerations(points._entries(0.0, q.tolist(), qd.tolist(), p.tolist()), p) is None
+    assert points.kernel.qdd_solver(p) is None  # the mass factors refuse M
     minimal = double_pendulum.minimal_model("points").compile()
     expected = minimal.accelerations(0.0, np.array([1.2, 0.4]), np.array([0.3, -0.5]), minimal.parameters())
     assert np.allclose(points.accelerations(0.0, q, qd, p)[[2, 5]], expected, rtol=1e-9, atol=1e-9)

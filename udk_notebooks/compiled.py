@@ -700,33 +700,41 @@ class CompiledModel(ContactForces):
         route, which decides and explains it. A constrained model with a
         constant diagonal ``M`` and a generated scalar kernel (the Cartesian
         double pendulum) takes ``q''`` from that kernel directly
-        (:meth:`~udk_notebooks.kernels.ScalarKernel.accelerations`): the same
+        (:meth:`~udk_notebooks.kernels.ScalarKernel.qdd_solver`): the same
         numbers and tests as :meth:`_solve_plain`, without building a Motion.
 
         The arguments are those of :meth:`solve_contacts` without ``modes``;
         the result is ``q''``, an ndarray of shape (n,).
         """
-        if self.m == 0 and self.mass is None and not self.has_nonideal and self.n <= FREE_MAX_N:
-            qdd = self._free_solver()(self._entries(t, q.tolist(), qd.tolist(), p.tolist()))
+        fast = self._fast_solver(p, correction)
+        if fast is not None:
+            qdd = fast(self._entries(t, q.tolist(), qd.tolist(), p.tolist()))
             if qdd is not None:
                 return np.array(qdd)
-        elif isinstance(self.kernel, ScalarKernel):
-            qdd = self.kernel.accelerations(self._entries(t, q.tolist(), qd.tolist(), p.tolist()), p, correction)
-            if qdd is not None:
-                return qdd
         return self._solve_plain(t, q, qd, p, correction).qdd
+
+    def _fast_solver(self, p, correction=None) -> Callable | None:
+        """``entries -> q''`` (a list, or None to send that state the general route) of :meth:`accelerations`.
+
+        The generated float Cholesky of an unconstrained model (:meth:`_free_solver`), the
+        scalar kernel of a constrained one with a constant diagonal ``M``
+        (:meth:`~udk_notebooks.kernels.ScalarKernel.qdd_solver`), or None: the general route.
+        """
+        if self.m == 0 and self.mass is None and not self.has_nonideal and self.n <= FREE_MAX_N:
+            return self._free_solver()
+        if isinstance(self.kernel, ScalarKernel):
+            return self.kernel.qdd_solver(p, correction)
+        return None
 
     def plain_rate(self, p) -> Callable:
         """``(t, y) -> (q', q'')`` of :meth:`accelerations` for one parameter vector, as one ndarray.
 
         The right-hand side of an integrator that calls it thousands of times
         with the same parameters (Hairer's DOP853 in :func:`~udk_notebooks.simulate`):
-        the parameter list and the fast solver (the generated float Cholesky of
-        :meth:`_free_solver`, or the scalar kernel's
-        :meth:`~udk_notebooks.kernels.ScalarKernel.qdd_solver` with its mass
-        factors) are bound once, and the state is split as one list. The fast
-        solvers are those of :meth:`accelerations`, with the same tests; where
-        they decline, the general route decides as it does there.
+        the parameter list and the fast solver of :meth:`accelerations`
+        (:meth:`_fast_solver`, with its mass factors) are bound once, and the
+        state is split as one list. Where the fast solver declines, the general
+        route decides as it does there.
 
         Parameters
         ----------
@@ -743,11 +751,7 @@ class CompiledModel(ContactForces):
             raise ValueError(f"`p` must hold the {len(self.parameter_names)} parameter values of "
                              f"{self.parameter_names}; got shape {p.shape}. Use CompiledModel.parameters")
         n, p_list, entries = self.n, p.tolist(), self._entries
-        fast = None
-        if self.m == 0 and self.mass is None and not self.has_nonideal and n <= FREE_MAX_N:
-            fast = self._free_solver()
-        elif isinstance(self.kernel, ScalarKernel):
-            fast = self.kernel.qdd_solver(p)
+        fast = self._fast_solver(p)
 
         def rate(t, y):
             state = y.tolist()

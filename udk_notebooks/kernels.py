@@ -278,22 +278,14 @@ class ScalarKernel:
         rows = np.fromiter(out, float, 4 * self.n).reshape(4, self.n)  # fromiter: a third cheaper than array
         return Motion(rows[0], rows[1], rows[2], rows[3])
 
-    def accelerations(self, values, p: np.ndarray, correction=None) -> np.ndarray | None:
-        """``q''`` of :meth:`__call__` alone (the same kernel and test), or None when the general route must decide.
-
-        For an integrator's right-hand side: the force terms are computed all the same (they are
-        a few products each) but not wrapped into a Motion, which costs as much as the kernel.
-        """
-        solve = self.qdd_solver(p, correction)
-        qdd = None if solve is None else solve(values)
-        return None if qdd is None else np.array(qdd)
-
     def qdd_solver(self, p: np.ndarray, correction=None) -> Callable | None:
-        """``values -> q''`` (a list, or None where the general route must decide) for one parameter vector.
+        """``values -> q''`` of :meth:`__call__` alone (a list, or None where the general route must decide).
 
-        None when ``M`` itself goes the general route. The mass factors and the
-        correction are bound once, for a right-hand side called thousands of times
-        with the same parameters.
+        For an integrator's right-hand side: the same kernel and test, with the
+        force terms computed all the same (a few products each) but not wrapped
+        into a Motion, which costs as much as the kernel. None when ``M`` itself
+        goes the general route. The mass factors of ``p`` and the correction are
+        bound once, for a rate called thousands of times with the same parameters.
         """
         w = self._factors(p)
         if w is None:
