@@ -42,6 +42,55 @@ def test_float_cholesky_equals_the_general_route(models):
         assert np.allclose(fast, general, rtol=1e-12, atol=1e-12 * np.abs(general).max())
 
 
+def test_kernel_accelerations_equal_the_general_route(models):
+    """The constrained plain route (Cartesian pins): q'' from the scalar kernel against ``core.solve``."""
+    from udk_notebooks.core import scale_rows, solve
+
+    cartesian = models[1]
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        q, qd = double_pendulum.to_cartesian(rng.uniform(-3, 3, 2), rng.uniform(-4, 4, 2))
+        q = q + rng.normal(0, 1e-3, 6)  # off the constraints too: the route must not rely on them
+        p = cartesian.parameters(m1=rng.uniform(0.1, 5), m2=rng.uniform(0.1, 5), l1=rng.uniform(0.1, 3),
+                                 l2=rng.uniform(0.1, 3), k1=rng.uniform(0, 50), k2=rng.uniform(0, 50))
+        fast = cartesian.accelerations(0.0, q, qd, p)
+        M, Q, A, b, _, _ = cartesian._evaluate(0.0, q, qd, p)
+        general = solve(M, Q, *scale_rows(A, b)).qdd
+        assert np.allclose(fast, general, rtol=1e-12, atol=1e-12 * np.abs(general).max())
+        assert np.array_equal(fast, cartesian._solve_plain(0.0, q, qd, p).qdd)  # the very kernel of the samples
+
+
+def test_kernel_accelerations_leave_a_singular_mass_matrix_to_the_general_route():
+    points = double_pendulum.cartesian_model("points").compile()  # M = diag(m1, m1, 0, m2, m2, 0)
+    q, qd = double_pendulum.to_cartesian([1.2, 0.4], [0.3, -0.5], "points")
+    p = points.parameters()
+    assert points.kernel.qdd_solver(p) is None  # the mass factors refuse M
+    minimal = double_pendulum.minimal_model("points").compile()
+    expected = minimal.accelerations(0.0, np.array([1.2, 0.4]), np.array([0.3, -0.5]), minimal.parameters())
+    assert np.allclose(points.accelerations(0.0, q, qd, p)[[2, 5]], expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize(("formulation", "bodies"), [
+    ("minimal", "rods"),  # generated float Cholesky
+    ("cartesian", "rods"),  # scalar kernel
+    ("cartesian", "points"),  # singular M: the general route
+], ids=["free solver", "scalar kernel", "general route"])
+def test_plain_rate_is_the_plain_route_with_its_parameters_bound(formulation, bodies):
+    build = double_pendulum.minimal_model if formulation == "minimal" else double_pendulum.cartesian_model
+    cm = build(bodies).compile()
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        q, qd = rng.uniform(-3, 3, 2), rng.uniform(-4, 4, 2)
+        if formulation == "cartesian":
+            q, qd = double_pendulum.to_cartesian(q, qd, bodies)
+        p = cm.parameters(m1=rng.uniform(0.1, 5), m2=rng.uniform(0.1, 5), l1=rng.uniform(0.1, 3), k1=rng.uniform(0, 50))
+        t = float(rng.uniform(0, 5))
+        rate = cm.plain_rate(p)(t, np.concatenate([q, qd]))
+        assert np.array_equal(rate, np.concatenate([qd, cm.accelerations(t, q, qd, p)]))
+    with pytest.raises(ValueError, match="`p` must hold"):
+        cm.plain_rate(p[:-1])
+
+
 def test_float_cholesky_declines_what_the_general_route_must_decide():
     solve = _free_solver(2, [0, 1, 2, 3, 4, 5])  # M row by row, then Q
     assert np.allclose(solve([2.0, 0.0, 0.0, 4.0, 2.0, 4.0]), [1.0, 1.0], rtol=1e-15)

@@ -42,7 +42,7 @@ import sympy as sm
 from ._checks import check_vector, finite_float, real_number
 from .core import RANK_RTOL, Motion, cholesky_or_none, scale_rows, solve
 from .contact_forces import OPEN, ContactForces
-from .kernels import diagonal_kernel
+from .kernels import ScalarKernel, diagonal_kernel
 from .model import TIME, Model
 
 __all__ = ["OPEN", "CompiledModel"]
@@ -749,16 +749,71 @@ class CompiledModel(ContactForces):
         equilibrated to a unit diagonal above ``RANK_RTOL``): for two
         coordinates that is a tenth of the cost of the LAPACK calls. Whatever
         that test refuses (a singular or non-finite ``M``) goes the general
-        route, which decides and explains it.
+        route, which decides and explains it. A constrained model with a
+        constant diagonal ``M`` and a generated scalar kernel (the Cartesian
+        double pendulum) takes ``q''`` from that kernel directly
+        (:meth:`~udk_notebooks.kernels.ScalarKernel.qdd_solver`): the same
+        numbers and tests as :meth:`_solve_plain`, without building a Motion.
 
         The arguments are those of :meth:`solve_contacts` without ``modes``;
         the result is ``q''``, an ndarray of shape (n,).
         """
-        if self.m == 0 and self.mass is None and not self.has_nonideal and self.n <= FREE_MAX_N:
-            qdd = self._free_solver()(self._entries(t, q.tolist(), qd.tolist(), p.tolist()))
+        fast = self._fast_solver(p, correction)
+        if fast is not None:
+            qdd = fast(self._entries(t, q.tolist(), qd.tolist(), p.tolist()))
             if qdd is not None:
                 return np.array(qdd)
         return self._solve_plain(t, q, qd, p, correction).qdd
+
+    def _fast_solver(self, p, correction=None) -> Callable | None:
+        """``entries -> q''`` (a list, or None to send that state the general route) of :meth:`accelerations`.
+
+        The generated float Cholesky of an unconstrained model (:meth:`_free_solver`), the
+        scalar kernel of a constrained one with a constant diagonal ``M``
+        (:meth:`~udk_notebooks.kernels.ScalarKernel.qdd_solver`), or None: the general route.
+        """
+        if self.m == 0 and self.mass is None and not self.has_nonideal and self.n <= FREE_MAX_N:
+            return self._free_solver()
+        if isinstance(self.kernel, ScalarKernel):
+            return self.kernel.qdd_solver(p, correction)
+        return None
+
+    def plain_rate(self, p) -> Callable:
+        """``(t, y) -> (q', q'')`` of :meth:`accelerations` for one parameter vector, as one ndarray.
+
+        The right-hand side of an integrator that calls it thousands of times
+        with the same parameters (Hairer's DOP853 in :func:`~udk_notebooks.simulate`):
+        the parameter list and the fast solver of :meth:`accelerations`
+        (:meth:`_fast_solver`, with its mass factors) are bound once, and the
+        state is split as one list. Where the fast solver declines, the general
+        route decides as it does there.
+
+        Parameters
+        ----------
+        p : ndarray, shape (len(parameter_names),)
+            Parameter values, as :meth:`parameters` returns them.
+
+        Returns
+        -------
+        callable
+            ``rate(t, y)`` with ``y = (q, q')`` of shape (2n,); returns shape (2n,).
+        """
+        p = np.asarray(p, dtype=float)
+        if p.shape != (len(self.parameter_names),):
+            raise ValueError(f"`p` must hold the {len(self.parameter_names)} parameter values of "
+                             f"{self.parameter_names}; got shape {p.shape}. Use CompiledModel.parameters")
+        n, p_list, entries = self.n, p.tolist(), self._entries
+        fast = self._fast_solver(p)
+
+        def rate(t, y):
+            state = y.tolist()
+            if fast is not None:
+                qdd = fast(entries(t, state[:n], state[n:], p_list))
+                if qdd is not None:
+                    return np.array(state[n:] + qdd)
+            return np.concatenate([y[n:], self._solve_plain(t, y[:n], y[n:], p).qdd])
+
+        return rate
 
     def _free_solver(self) -> Callable:
         """The generated solver of :meth:`accelerations` for an unconstrained model, built on first use and kept."""

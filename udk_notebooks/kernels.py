@@ -284,6 +284,30 @@ class ScalarKernel:
         rows = np.fromiter(out, float, 4 * self.n).reshape(4, self.n)  # fromiter: a third cheaper than array
         return Motion(rows[0], rows[1], rows[2], rows[3])
 
+    def qdd_solver(self, p: np.ndarray, correction=None) -> Callable | None:
+        """``values -> q''`` of :meth:`__call__` alone (a list, or None where the general route must decide).
+
+        For an integrator's right-hand side: the same kernel and test, with the
+        force terms computed all the same (a few products each) but not wrapped
+        into a Motion, which costs as much as the kernel. None when ``M`` itself
+        goes the general route. The mass factors of ``p`` and the correction are
+        bound once, for a rate called thousands of times with the same parameters.
+        """
+        w = self._factors(p)
+        if w is None:
+            return None
+        corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
+        kernel, n = self._kernel, self.n
+
+        def solve(values):
+            out = kernel(values, w, corr, _BOUND)
+            # The test of __call__: every output finite, so both routes vouch for the same states.
+            if out is None or not math.isfinite(sum(out)):
+                return None
+            return out[:n]
+
+        return solve
+
 
 class BandKernel:
     """Eqs. (7)-(11) for a constant diagonal ``M`` and a banded Gram matrix, with LAPACK's banded Cholesky.
