@@ -245,7 +245,7 @@ class RankMonitor:
     def __init__(self, cm, p, t0: float, y0: np.ndarray, rtol: float = SINGULAR_RTOL):
         self.cm, self.p, self.rtol, self.n, self.m = cm, np.asarray(p, dtype=float), rtol, cm.n, cm.m
         self._p_list = self.p.tolist()
-        self._picks = []  # no bound before the start is measured (see _watched_entries)
+        self._picks = []  # the row scales come first (see _watched_entries)
         self.action = "stop"
         self._key = self._last = None
         self.left = self.right = None  # the reference of the sign test (see measure)
@@ -261,16 +261,14 @@ class RankMonitor:
         self._gram = self.rank == self.m and not self.watch_mass  # no SVD needed (see measure)
         self.mass_scale = 1.0
         self._anchor = self._previous = None
+        self._bound, self._picks = self._watched_entries()
         first = self.measure(t0, y0)
         if self.watch_mass:
             self.watch_mass = 0 < first.mass_value < math.inf  # a start without unique accelerations fails anyway
             self.mass_scale = first.mass_value if self.watch_mass else 1.0
             self._key = None
-        self._bound, self._picks = self._watched_entries()
-        if self._key is None:  # the mass measure's scale is known now
+            self._bound, self._picks = self._watched_entries()  # the mass may be off the watch now
             first = self.measure(t0, y0)
-        elif self._picks:  # the entries the bound compares, at the start
-            first.watched = self._matrices(t0, y0)[2]
         self.active = bool(self.rank or self.watch_mass)
         self.adopt(first, t0)
         self.drift_bound = SINGULAR_DRIFT * (1.0 + float(np.abs(y0[: self.n]).max(initial=0.0)))
