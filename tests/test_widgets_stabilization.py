@@ -227,3 +227,22 @@ def test_updates_on_screen_match_a_full_redraw(explorer):
         explorer.set(**values)
         assert explorer.error == ""
         assert_same_pixels(pixels(explorer), full_redraw(explorer))
+
+
+def test_the_reference_bob_is_the_angle_route_at_every_setting_though_kept_across_gain_changes(explorer):
+    """The angle equation is solved again only when the angle or the time grid moves (a gain moves neither)."""
+    calls = []
+    route = chain.angle_route_state
+
+    def counted(t, angle, *args, **kwargs):
+        calls.append(angle)
+        return route(t, angle, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chain, "angle_route_state", counted)
+        for name, value in [("alpha", 3.0), ("beta", 4.0), ("angle", 0.7), ("alpha", 2.0), ("step", 0.02)]:
+            explorer.controls[name].value = value
+            result = explorer.result
+            assert result.values[name] == value
+            np.testing.assert_array_equal(result.reference, route(result.t, explorer.values["angle"])[0])
+    assert calls == [0.7, 0.7]  # the angle's change and the step's (a new time grid); none for the gains

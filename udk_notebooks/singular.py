@@ -58,6 +58,37 @@ the point, and a :class:`SingularConfiguration` says when, where and what.
 A failure of the equation of motion at a state that the monitor finds
 singular is reported the same way.
 
+A fixed-step check is cheap away from singular points (:meth:`RankMonitor.check_step`).
+The full measure (an eigenvalue problem or an SVD and a determinant, tens of
+microseconds for a small system, as much as an RK4 step) runs at an *anchor*
+point; at the following step ends only the entries of ``A_s`` (or of ``M``)
+are evaluated and compared with the anchor's, which decides "regular, and not
+crossed" with a proof, by Weyl's inequality for singular values,
+``|sigma_i(X) - sigma_i(Y)| <= ||X - Y||_2 <= ||X - Y||_F`` (Golub & Van Loan,
+*Matrix Computations*, 4th ed. 2013, Corollary 8.6.2; for the eigenvalues of a
+symmetric matrix, Section 8.1.2):
+
+* the measure: ``sigma_r0(A_s(t)) >= sigma_r0(A_anchor) - ||A_s(t) - A_anchor||_F``,
+  so while that bound stays above ``SINGULAR_RTOL`` times the scale the full
+  measure would not flag the point either;
+* the sign test against the previous step end ``A_prev``: with ``E = A_s(t) - A_prev``
+  and ``||E||_2 < sigma_r0(A_prev)``, the matrices ``Sigma + s U^T E V``
+  (``U, V`` the leading singular vectors of ``A_prev``, ``0 <= s <= 1``) are all
+  nonsingular, so ``det(U^T A_s(t) V)`` has the sign of ``det(Sigma) > 0`` and
+  the sign test would not flag the step (for the Gram form,
+  ``det(A_s A_prev^T) = det(Sigma) det(U^T A_s V)`` up to the positive
+  ``det(Sigma)``); ``sigma_r0(A_prev)`` is bounded below as in the first point;
+* the mass (unconstrained models, where ``N^T M N = M``): Weyl's inequality for
+  the eigenvalues of the symmetric ``M``, ``lambda_min(M) >= lambda_min(M_anchor) - d``
+  and ``lambda_max(M) <= lambda_max(M_anchor) + d`` with ``d = ||M - M_anchor||_F``.
+
+Every skipped step is one the full check would have passed, so a run stops at
+the same step and the bisection locates the same point. When a bound fails, the
+full measure runs (at the previous step end too when the sign test needs its
+singular vectors) and becomes the new anchor. A model whose mass is watched
+together with rows (a varying mass on a null space that turns with ``A``) is
+measured in full at every step.
+
 Limits: the check watches what the run passes through, so a run that starts
 at a singular configuration is watched for the rank it has there; and a
 fixed-step run that drifts off its constraints (Euler without stabilization)
@@ -161,7 +192,8 @@ class SingularConfiguration:
 class _Measure:
     """Everything one check needs at one state (computed once, shared by the event functions)."""
 
-    __slots__ = ("value", "rank_value", "mass_value", "turn", "left", "right", "product", "null")
+    __slots__ = ("value", "rank_value", "mass_value", "turn", "left", "right", "product", "null", "watched",
+                 "spread")
 
 
 def _det(X: np.ndarray) -> float:
@@ -212,11 +244,13 @@ class RankMonitor:
 
     def __init__(self, cm, p, t0: float, y0: np.ndarray, rtol: float = SINGULAR_RTOL):
         self.cm, self.p, self.rtol, self.n, self.m = cm, np.asarray(p, dtype=float), rtol, cm.n, cm.m
+        self._p_list = self.p.tolist()
+        self._picks = []  # the row scales come first (see _watched_entries)
         self.action = "stop"
         self._key = self._last = None
         self.left = self.right = None  # the reference of the sign test (see measure)
         self.reference_product, self.reference_time = 1.0, -math.inf
-        M, A = self._matrices(t0, y0)
+        M, A, _ = self._matrices(t0, y0)
         sizes = np.sqrt(np.einsum("ij,ij->i", A, A))
         self.row_scale = (1.0 / np.where(sizes > 0, sizes, 1.0))[:, None]
         s = _svd(A * self.row_scale, uv=False) if A.size else np.zeros(0)
@@ -226,26 +260,56 @@ class RankMonitor:
         self.watch_mass = not (cm.constant_mass and cholesky_or_none(M) is not None) and self.rank < self.n
         self._gram = self.rank == self.m and not self.watch_mass  # no SVD needed (see measure)
         self.mass_scale = 1.0
+        self._anchor = self._previous = None
+        self._bound, self._picks = self._watched_entries()
         first = self.measure(t0, y0)
         if self.watch_mass:
             self.watch_mass = 0 < first.mass_value < math.inf  # a start without unique accelerations fails anyway
             self.mass_scale = first.mass_value if self.watch_mass else 1.0
             self._key = None
+            self._bound, self._picks = self._watched_entries()  # the mass may be off the watch now
             first = self.measure(t0, y0)
         self.active = bool(self.rank or self.watch_mass)
         self.adopt(first, t0)
         self.drift_bound = SINGULAR_DRIFT * (1.0 + float(np.abs(y0[: self.n]).max(initial=0.0)))
 
     # -- evaluation -----------------------------------------------------------------------------
-    def _matrices(self, t, y):
-        n = self.n
-        if type(y) is np.ndarray and y.dtype == np.float64:  # an integrator's state: no conversion needed
-            M, _, A, *_ = self.cm._evaluate(t, y[:n], y[n:], self.p)
-        else:
-            M, _, A, _, _ = self.cm.evaluate(t, y[:n], y[n:], self.p)
-        return M, A[: self.m]
+    def _watched_entries(self) -> tuple[str | None, list]:
+        """Which bound the fixed-step check may use (module docstring), and the entries it compares.
 
-    def measure(self, t: float, y: np.ndarray) -> _Measure:
+        Returns ``("rows", picks)`` for rows watched without the mass, ``("mass", picks)`` for the
+        mass of a model without rank to watch, else ``(None, [])``. ``picks`` holds, per watched
+        entry, its place in the list of nonzero entries (``CompiledModel.matrices``) and its scale
+        (the row scale of ``A_s``, one for ``M``); the entries left out are zero everywhere.
+        """
+        n, m = self.n, self.m
+        start = 0 if self.cm.mass is not None else n * n  # M's entries come first unless constant
+        positions = self.cm.nonzero.tolist()
+        if self.rank and not self.watch_mass:
+            scale = self.row_scale[:, 0].tolist()
+            return "rows", [(k, scale[(v - start - n) // n]) for k, v in enumerate(positions)
+                            if start + n <= v < start + n + m * n]
+        if self.watch_mass and not self.rank and start:
+            return "mass", [(k, 1.0) for k, v in enumerate(positions) if v < start]
+        return None, []
+
+    def _entries(self, t, y) -> list:
+        """The nonzero entries of ``M, Q, A, b, C`` at ``(t, y)`` (a ValueError where the model fails)."""
+        n = self.n
+        if not (type(y) is np.ndarray and y.dtype == np.float64):
+            y = np.asarray(y, dtype=float)
+        return self.cm._entries(t, y[:n].tolist(), y[n:].tolist(), self._p_list)
+
+    def _matrices(self, t, y, entries=None):
+        """``M`` and ``A`` at ``(t, y)``, and the watched entries scaled (see :meth:`_watched_entries`)."""
+        n = self.n
+        if entries is None:
+            entries = self._entries(t, y)
+        q, qd = np.asarray(y[:n], dtype=float), np.asarray(y[n:], dtype=float)
+        M, _, A, *_ = self.cm._evaluate(t, q, qd, self.p, entries)
+        return M, A[: self.m], [entries[k] * scale for k, scale in self._picks]
+
+    def measure(self, t: float, y: np.ndarray, entries: list | None = None) -> _Measure:
         """The measures at ``(t, y)``, the sign test against the current reference; cached for the last state.
 
         Written for the cost of small systems, where each numpy call costs more
@@ -255,14 +319,16 @@ class RankMonitor:
         the eigenvalues of ``G = A_s A_s^T``, and the reference for the sign
         test can be the reference's own rows, ``det(A_s A_ref^T) / (prod sigma
         prod sigma_ref)`` being the same product of cosines (Binet-Cauchy).
+        ``entries`` may hold the model's entries at ``(t, y)``, already evaluated.
         """
         key = (t, y.tobytes())
         if key == self._key:
             return self._last
-        M, A = self._matrices(t, y)
+        M, A, watched = self._matrices(t, y, entries)
         out = _Measure()
         out.rank_value = out.mass_value = math.inf
         out.turn, out.product, out.left, out.right, out.null = 1.0, 1.0, None, None, None
+        out.watched, out.spread = watched, None
         r = self.rank
         if r:
             As = A * self.row_scale
@@ -285,6 +351,7 @@ class RankMonitor:
         if self.watch_mass:
             K = M if out.null is None else out.null.T @ M @ out.null
             lam = _eigenvalues(K)
+            out.spread = (lam[0], lam[-1])
             # 1 / sqrt(cond): the smallest singular value of M^(1/2) on the virtual displacements, relative
             out.mass_value = math.sqrt(max(lam[0], 0.0) / lam[-1]) / self.mass_scale if lam[-1] > 0 else 0.0
         out.value = min(out.rank_value, out.mass_value)
@@ -304,7 +371,11 @@ class RankMonitor:
         return U[:, self.rank - 1]
 
     def adopt(self, out: _Measure, t: float) -> None:
-        """Take the point of the measure ``out`` (at time ``t``) as the reference of the sign test."""
+        """Take the point of the measure ``out`` (at time ``t``) as the reference of the sign test.
+
+        It becomes the anchor of the fixed-step bound as well (module docstring).
+        """
+        self._anchor, self._previous = out, None
         if out.right is not None:
             self.left, self.right, self.reference_time = out.left, out.right, t
             self.reference_product = out.product if out.left is None else 1.0
@@ -336,12 +407,78 @@ class RankMonitor:
         """:meth:`singular` (and :meth:`on_manifold`) at the end of an accepted fixed step.
 
         Otherwise the end of the step becomes the reference of the sign test.
+        The answer is that of the full measure at every step; where the bound
+        of the module docstring proves it, the full measure is skipped (the
+        entries are compared with the anchor's instead), and the reference
+        moves to the step end only at the next full measure.
         """
-        out = self.measure(t, y)
+        entries = self._entries(t, y) if self._bound is not None else None
+        if entries is not None:
+            cleared, turn_cleared, renew = self._cleared(t, y, entries)
+            if cleared:
+                if renew:  # the next step would likely leave the bound's reach: a new anchor here
+                    self.adopt(self._unsigned(t, y, entries), t)
+                return False
+            if self._previous is not None:  # the reference is older than the previous step end
+                if turn_cleared:  # the sign test against the previous end passes: only the measure is left
+                    out = self._unsigned(t, y, entries)
+                    if out.value >= self.rtol:
+                        self.adopt(out, t)
+                        return False
+                _, _, t_prev, y_prev = self._previous
+                self.rebase(t_prev, y_prev)  # the previous step end as the reference, as without the bound
+        out = self.measure(t, y, entries)
         if (out.value < self.rtol or out.turn <= 0) and self.on_manifold(t, y):
             return True
         self.adopt(out, t)
         return False
+
+    def _unsigned(self, t: float, y: np.ndarray, entries: list) -> _Measure:
+        """The measure at ``(t, y)`` without the sign test, which the bound has shown to pass.
+
+        The reference is dropped (the caller adopts this point or rebases).
+        """
+        self.left = self.right = None
+        self._key = None
+        return self.measure(t, y, entries)
+
+    def _cleared(self, t: float, y: np.ndarray, entries: list) -> tuple[bool, bool, bool]:
+        """Whether the bound proves the step end ``(t, y)`` regular and not crossed (module docstring).
+
+        Returns ``(cleared, turn_cleared, renew)``: the whole check passes; the
+        sign test against the previous step end passes (rows only); and, for a
+        cleared end, whether a step as long as this one would take the next end
+        past the bound's reach (then the caller anchors here, one full measure,
+        rather than three at the next end). A cleared step end becomes the
+        previous one. An entry that is not finite makes the distances NaN, every
+        comparison false, and the full measure decide.
+        """
+        anchor = self._anchor
+        watched = [entries[k] * scale for k, scale in self._picks]
+        distance = math.dist(watched, anchor.watched)
+        if self._previous is None:  # the anchor is the previous step end
+            step, before_distance = distance, 0.0
+        else:
+            step, before_distance = math.dist(watched, self._previous[0]), self._previous[1]
+        # A margin far above the rounding of the full measure, so that a skipped step is one it passes.
+        margin = 1e-9 * self.sigma_scale
+        if self._bound == "rows":
+            sigma = anchor.rank_value * self.sigma_scale  # sigma_r0 at the anchor
+            floor = self.rtol * self.sigma_scale + margin
+            turn_cleared = step < sigma - before_distance - margin
+            cleared = turn_cleared and sigma - distance >= floor
+            renew = sigma - distance < max(2.0 * step + margin, floor + 2.0 * step)
+        else:
+            low, high = anchor.spread
+            floor = (self.rtol * self.mass_scale) ** 2 * (1.0 + 1e-9)
+
+            def regular(d):
+                return low - d > 0 and low - d >= floor * (high + d)
+
+            turn_cleared, cleared, renew = True, regular(distance), not regular(distance + 2.0 * step)
+        if cleared:
+            self._previous = (watched, distance, t, y)
+        return cleared, turn_cleared, renew
 
     def confirm(self, t: float, y: np.ndarray) -> bool:
         """Whether a point located inside a fixed step is a rank loss (see :data:`CROSSING_RTOL`)."""
