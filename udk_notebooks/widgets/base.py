@@ -68,10 +68,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.spines import Spine
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox, IdentityTransform
 from PIL import Image
 
 from .._comm_thread import serve_comms_on_main_thread
+from .text_stamps import TextStamps
 from .views import fit_aspect_views, fit_view, slider_step
 
 __all__ = ["Explorer", "ParameterSpec", "has_widget_canvas", "parameter_table"]
@@ -381,6 +383,7 @@ class Explorer:
         self._renderer = None  # the renderer of the last full draw: its pixels are the cached ones
         self._backgrounds = ({}, {})  # per axes: pixels without animated artists, and with the result ones
         self._cells: dict[Axes, _Cell] = {}  # per axes: the pixels it paints, fixed at the last full draw
+        self._stamps: TextStamps | None = None  # the animated texts' lines, kept as images (text_stamps)
 
         with plt.ioff():
             figure = self.make_figure()
@@ -601,6 +604,7 @@ class Explorer:
         self._backgrounds = ({}, {})
         self._cells = {}
         self._renderer = None
+        self._stamps = None
 
     @property
     def closed(self) -> bool:
@@ -1049,12 +1053,26 @@ class Explorer:
                 static.update((ax, canvas.copy_from_bbox(self._region(ax))) for ax in {**by_result, **by_frame})
             for ax, artists in by_result.items():
                 for artist in artists:
-                    ax.draw_artist(artist)
+                    self._paint_one(ax, artist)
             with_result.clear()
             with_result.update((ax, canvas.copy_from_bbox(self._region(ax))) for ax in by_frame)
         for ax, artists in by_frame.items():
             for artist in artists:
-                ax.draw_artist(artist)
+                self._paint_one(ax, artist)
+
+    def _paint_one(self, ax: Axes, artist: Artist) -> None:
+        """Paint one animated artist; a text's lines come from their stamps (:class:`TextStamps`).
+
+        Glyphs are the dearest thing an update paints (a warning box of five lines cost more than
+        every curve together), and most lines read the same from one update to the next.
+        """
+        if not isinstance(artist, Text):
+            ax.draw_artist(artist)
+            return
+        renderer = self._figure.canvas.get_renderer()
+        if self._stamps is None or self._stamps.renderer is not renderer:
+            self._stamps = TextStamps(renderer)  # a new renderer (size, dpi): stamps start afresh
+        artist.draw(self._stamps)
 
     def _region(self, ax: Axes) -> Bbox:
         """The pixels cached for an axes: its box and a pixel or two around (anti-aliased edges)."""
