@@ -54,7 +54,9 @@ import io
 import math
 import os
 import re
+import struct
 import weakref
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -70,7 +72,6 @@ from matplotlib.patches import Rectangle
 from matplotlib.spines import Spine
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox, IdentityTransform
-from PIL import Image
 
 from .._comm_thread import serve_comms_on_main_thread
 from .text_stamps import TextStamps
@@ -217,11 +218,39 @@ def _descendants(widget) -> list:
     return found + [widget]
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_ZLIB_LEVEL = 1
+"""zlib's fastest level: the PNG is encoded on every update of the PNG route, and a figure of flat colour
+compresses well at any level (the double pendulum's explorer: level 6 took 80 % longer for 9 % fewer bytes)."""
+
+
 def _encode_png(rgba: np.ndarray) -> bytes:
-    """A PNG of an RGBA image, shape (height, width, 4), at Pillow's fastest compression."""
-    buffer = io.BytesIO()
-    Image.fromarray(np.asarray(rgba, dtype=np.uint8), mode="RGBA").save(buffer, format="png", compress_level=1)
-    return buffer.getvalue()
+    """A PNG of an RGBA image, shape (height, width, 4): 8-bit RGB when every pixel is opaque, else RGBA.
+
+    Written here rather than by Pillow, which spent most of its time choosing a filter for each row
+    (adaptive filtering): rows go unfiltered (filter type 0; PNG specification, ISO/IEC 15948, sections
+    9 and 11.2.2), which for a figure of flat colour makes a smaller file in half the time (the double
+    pendulum's explorer: 70 kB in 4 ms against Pillow's 90 kB in 8.6 ms). An opaque figure, the usual
+    case, leaves out its alpha channel: a quarter less to compress.
+    """
+    rgba = np.asarray(rgba)
+    if rgba.dtype != np.uint8 or rgba.ndim != 3 or rgba.shape[2] != 4 or not (rgba.shape[0] and rgba.shape[1]):
+        raise ValueError(f"`rgba` must be a non-empty uint8 array of shape (height, width, 4); got "
+                         f"{rgba.dtype} {rgba.shape}")
+    height, width = rgba.shape[:2]
+    opaque = bool(rgba[..., 3].min() == 255)
+    pixels = rgba[..., :3] if opaque else rgba
+    rows = np.empty((height, 1 + width * pixels.shape[2]), dtype=np.uint8)
+    rows[:, 0] = 0  # each row starts with its filter type: none
+    rows[:, 1:] = pixels.reshape(height, -1)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)  # depth 8, RGB or RGBA
+    return b"".join([PNG_SIGNATURE, _png_chunk(b"IHDR", header),
+                     _png_chunk(b"IDAT", zlib.compress(rows.data, PNG_ZLIB_LEVEL)), _png_chunk(b"IEND", b"")])
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, type, data and the CRC-32 of type and data."""
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 OFFLINE_NOTE = (

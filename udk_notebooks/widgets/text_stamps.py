@@ -34,7 +34,7 @@ from matplotlib.backends.backend_agg import RendererAgg
 __all__ = ["TextStamps"]
 
 PAD_PX = 4
-"""Pixels of transparent margin around a line's measured box on its own canvas (glyph overhang, hinting)."""
+"""Pixels of transparent margin around the room a line's own canvas gives it (glyph overhang, hinting)."""
 
 
 class TextStamps:
@@ -109,17 +109,18 @@ class TextStamps:
 
         The image's rows run bottom up (as ``draw_image`` takes them); its left column is ``left``
         pixels right of the line's whole-pixel position and its bottom edge ``below`` pixels under it
-        (rows counted downwards). None when some glyph reached the edge of the line's canvas (a font
-        whose glyphs reach far past their measured box): such a line is not stamped.
+        (rows counted downwards). None when some glyph reached the edge of the line's canvas (a glyph
+        wider than the room given, a tall formula): such a line is not stamped.
         """
-        width, height, descent = self.renderer.get_text_width_height_descent(s, prop, ismath)
-        pad = PAD_PX + int(math.ceil(prop.get_size_in_points() * self.renderer.dpi / 72.0 / 2))
-        canvas_w = int(math.ceil(width)) + 2 * pad
-        canvas_h = int(math.ceil(height)) + 2 * pad
-        # The line's position (its baseline's left end, y downwards) sits `pad` from the left and the
-        # line's height above its baseline, plus `pad`, from the top: whole pixels, so that the sub-pixel
-        # offset on this canvas is exactly the one on the figure.
-        origin_col, origin_row = pad, pad + int(math.ceil(height - descent))
+        # A canvas sized from the font, not measured (measuring a line costs as much as drawing it): a
+        # glyph is at most about one em wide, and three ems of height hold a line with superscripts. A line
+        # that still reaches an edge (see below) is not stamped.
+        em = prop.get_size_in_points() * self.renderer.dpi / 72.0
+        canvas_w = int(math.ceil(em * (len(s) + 2))) + 2 * PAD_PX
+        canvas_h = int(math.ceil(3 * em)) + 2 * PAD_PX
+        # The line's position (its baseline's left end, y downwards) is a whole pixel on this canvas, so that
+        # the sub-pixel offset here is exactly the one on the figure.
+        origin_col, origin_row = PAD_PX + int(math.ceil(em)), PAD_PX + int(math.ceil(2 * em))
         own = RendererAgg(canvas_w, canvas_h, self.renderer.dpi)
         pen = own.new_gc()
         try:
