@@ -282,12 +282,12 @@ def _stacked_track(joint: Joint, q: np.ndarray, t: np.ndarray) -> np.ndarray | N
     try:
         with np.errstate(all="ignore"):  # a diverged run's samples: the loop would warn no more than this
             x, y = joint.at(q.T, t)
-            x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+            x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+            if x.shape not in ((), t.shape) or y.shape not in ((), t.shape):
+                return None
+            return np.column_stack([np.broadcast_to(x, t.shape), np.broadcast_to(y, t.shape)])  # a fixed point too
     except Exception:  # not written for stacks: the caller goes sample by sample
         return None
-    if x.shape != t.shape:
-        return None
-    return np.column_stack([x, y])
 
 
 _JOINT_MARKERS = {

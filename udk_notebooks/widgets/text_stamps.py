@@ -6,12 +6,12 @@ took some 14 ms of every slider change, more than all the curves together. Most 
 not change from one change to the next ("Not to be trusted:", the advice), and a clock that reads
 ``t = 0.00 s`` does not change at all while a parameter slider is dragged.
 
-:class:`TextStamps` stands in for the canvas's renderer while the explorer paints its animated
-artists. Every call passes through to the renderer, except ``draw_text``: a line of text is
-rendered once on a small transparent canvas of its own, kept as an RGBA image (a *stamp*), and
-from then on composited onto the canvas (``draw_image``, a fraction of a millisecond) whenever the
-same line is drawn again in the same font, colour and sub-pixel position. Everything else a text
-draws (its box, its layout, its clipping) is matplotlib's own.
+:class:`TextStamps` takes over the canvas renderer's ``draw_text`` while the explorer paints its
+animated artists (:meth:`TextStamps.installed`): a line of text is rendered once on a small
+transparent canvas of its own, kept as an RGBA image (a *stamp*), and from then on composited onto
+the canvas (``draw_image``, a fraction of a millisecond) whenever the same line is drawn again in
+the same font, colour and sub-pixel position. Everything else a text draws (its box, its layout, its
+clipping) is matplotlib's own, and so is every other drawing call.
 
 A stamp is exact: it is rendered at the same sub-pixel offset as the line it stands for (FreeType
 places each glyph at 1/64 pixel), then put down at a whole-pixel shift, so its pixels are
@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import Any
+from contextlib import contextmanager
+from typing import Iterator
 
 import matplotlib as mpl
 import numpy as np
@@ -38,7 +39,7 @@ PAD_PX = 4
 
 
 class TextStamps:
-    """A renderer that paints text lines from cached images and passes every other call to ``renderer``.
+    """The text lines an Agg renderer draws, kept as images and painted from them (see the module's docstring).
 
     Parameters
     ----------
@@ -65,15 +66,28 @@ class TextStamps:
         self.hits = 0
         self.misses = 0
 
-    def __getattr__(self, name: str) -> Any:
-        # Everything but draw_text is the renderer's own (metrics, paths, groups, gc, dpi, height).
-        return getattr(self.renderer, name)
+    @contextmanager
+    def installed(self) -> Iterator["TextStamps"]:
+        """Within the block, the renderer's ``draw_text`` paints from stamps (the renderer's own method again after)."""
+        renderer = self.renderer
+        if "draw_text" in vars(renderer):  # already installed (a nested block): leave it to the outer one
+            yield self
+            return
+        renderer.draw_text = self.draw_text
+        try:
+            yield self
+        finally:
+            del renderer.draw_text
+
+    def _direct(self, gc, x, y, s, prop, angle, ismath=False, mtext=None) -> None:
+        """The renderer's own draw_text (its class's: the instance's may be this object's)."""
+        type(self.renderer).draw_text(self.renderer, gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
 
     def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None) -> None:
         """Paint one line of text: from its stamp when there is one, else render it and keep the stamp."""
         renderer = self.renderer
         if angle or not (math.isfinite(x) and math.isfinite(y)):
-            renderer.draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)  # rotated: rare, drawn as is
+            self._direct(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)  # rotated: rare, drawn as is
             return
         # Agg's draw_text takes y downwards from the top (Text.draw flips it): (col, row) is the whole pixel
         # at the line's position, and the stamp goes down at the same place relative to it.
@@ -90,7 +104,7 @@ class TextStamps:
                 self._stamps.popitem(last=False)
             self.misses += 1
         if stamp is None:  # the line did not fit its own canvas (see _render): drawn directly every time
-            renderer.draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+            self._direct(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
             return
         left, below, image = stamp
         if image.size == 0:
