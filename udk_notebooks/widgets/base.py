@@ -35,7 +35,9 @@ using blitting" tutorial. The artists a subclass lists in
 out, the explorer copies each of their axes' pixels (frame, ticks, labels,
 titles: everything static) and then paints them on top. An update restores
 those copies and paints only the animated artists, then blits (ipympl) or
-re-encodes the Agg buffer (PNG route). When some axes changed (new view limits),
+re-encodes the Agg buffer (PNG route). The lines of animated texts are painted from images kept
+while they read the same (:mod:`~udk_notebooks.widgets.text_stamps`): Agg renders glyph by glyph, and a
+warning box cost more than every curve together. When some axes changed (new view limits),
 only those axes are drawn again, each within its fixed cell: the pixels its frame,
 ticks, labels and titles took at the last full draw, with a little room; its key
 (legend), which never changes, is put back from cached pixels. A full draw
@@ -1142,9 +1144,10 @@ class Explorer:
         return base64.b64decode(self.view.outputs[0]["data"]["image/png"])
 
 
-CELL_PAD = 4
-"""Pixels added around each part of an axes' cell (less where another axes is nearer): room for tick
-labels a little wider than at the last full draw before the cell must be laid out again."""
+CELL_PAD = 12
+"""Pixels added on each side of each part of an axes' cell (less where another axes is nearer): room for
+tick labels a digit or a minus sign wider than at the last full draw (about 5 px at 8 pt each) before the
+cell must be laid out again, which costs a full draw instead of redrawing the one axes."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -1215,13 +1218,26 @@ def _key_extent(legend, renderer) -> Bbox:
 
 
 def _padded_box(box: Bbox, others, width: int, height: int, pad: int = CELL_PAD) -> Bbox:
-    """``box`` rounded out to whole pixels and up to ``pad`` wider, less where that would meet ``others``."""
-    for grow in range(pad, -1, -1):
-        padded = Bbox.from_extents(max(math.floor(box.x0) - grow, 0), max(math.floor(box.y0) - grow, 0),
-                                   min(math.ceil(box.x1) + grow, width), min(math.ceil(box.y1) + grow, height))
-        if not any(_meet(padded, other) for other in others):
-            break
-    return padded
+    """``box`` rounded out to whole pixels, each side moved out by up to ``pad``, less where that would come
+    within as many pixels of one of ``others``.
+
+    Each side grows on its own (a panel with room to its left but a title just below keeps the room
+    to its left), and by at most half its distance to another axes' parts: two neighbouring cells, each
+    grown so, still share no pixel, and a redraw of one leaves the other as it was.
+    """
+    extents = [max(math.floor(box.x0), 0), max(math.floor(box.y0), 0),
+               min(math.ceil(box.x1), width), min(math.ceil(box.y1), height)]
+    limits = (0, 0, width, height)
+    for side, outward in ((0, -1), (1, -1), (2, 1), (3, 1)):
+        for grow in range(pad, 0, -1):
+            trial = list(extents)
+            trial[side] = min(trial[side] + outward * grow, limits[side]) if outward > 0 else \
+                max(trial[side] + outward * grow, limits[side])
+            padded = Bbox.from_extents(*trial)
+            if not any(_meet(padded, other.padded(grow)) for other in others):
+                extents = trial
+                break
+    return Bbox.from_extents(*extents)
 
 
 MIN_CANVAS_PX = 32  # a browser size below this (a hidden or not yet laid out output) is not a figure size
