@@ -63,3 +63,23 @@ def test_a_joints_path_needs_one_time_per_sample():
     q, t = _run()
     with pytest.raises(ValueError, match="`q` must have shape"):
         _joint_track(Joint("P", lambda q, t: (q[0], q[1])), q, t[:-1])
+
+
+def test_neighbouring_cells_grow_apart_each_side_on_its_own():
+    """An axes' cell takes up to CELL_PAD pixels of room on each side, but two cells never share a pixel."""
+    from matplotlib.transforms import Bbox
+
+    from udk_notebooks.widgets.base import CELL_PAD, _meet, _padded_box
+
+    left = Bbox.from_extents(20.0, 100.0, 200.0, 300.0)
+    right = Bbox.from_extents(210.0, 100.0, 400.0, 300.0)  # 10 px to the right of `left`
+    below = Bbox.from_extents(60.0, 40.0, 160.0, 97.0)  # 3 px under `left`, clear of its sides
+    cells = [_padded_box(box, [other for other in (left, right, below) if other is not box], 500, 400)
+             for box in (left, right, below)]
+    for i, a in enumerate(cells):
+        for b in cells[i + 1:]:
+            assert not _meet(a, b)
+    grown_left = cells[0]
+    assert grown_left.x0 == 20.0 - CELL_PAD and grown_left.y1 == 300.0 + CELL_PAD  # free sides: all the room
+    assert 200.0 < grown_left.x1 < 205.0 and 98.5 < grown_left.y0 <= 100.0  # toward neighbours: under half the gap
+    assert _padded_box(Bbox.from_extents(3.2, 2.5, 497.5, 398.9), [], 500, 400).extents.tolist() == [0, 0, 500, 400]

@@ -985,7 +985,10 @@ class Explorer:
         cells = {}
         for ax, (frame, titles, key) in parts.items():
             others = [box for other, boxes in parts.items() if other is not ax for box in boxes if box is not None]
-            own = [_padded_box(box, others, width, height) for box in (frame, titles) if box is not None]
+            # Nor may the frame and titles grow into the axes' own key: a key's handles paint a pixel or so
+            # past its box, pixels its cached copy would not put back.
+            own = [_padded_box(box, others + ([key] if key is not None and not _meet(key, box) else []), width, height)
+                   for box in (frame, titles) if box is not None]
             key_pixels = None
             if key is not None:
                 key = _padded_box(key, [], width, height, pad=0)
@@ -1218,23 +1221,23 @@ def _key_extent(legend, renderer) -> Bbox:
 
 
 def _padded_box(box: Bbox, others, width: int, height: int, pad: int = CELL_PAD) -> Bbox:
-    """``box`` rounded out to whole pixels, each side moved out by up to ``pad``, less where that would come
-    within as many pixels of one of ``others``.
+    """``box`` rounded out to whole pixels, each side moved out by up to ``pad``, less where the strip it adds
+    would come within as many pixels of one of ``others``.
 
-    Each side grows on its own (a panel with room to its left but a title just below keeps the room
-    to its left), and by at most half its distance to another axes' parts: two neighbouring cells, each
-    grown so, still share no pixel, and a redraw of one leaves the other as it was.
+    Each side grows on its own (a panel with room to its left but its key just below keeps the room
+    to its left), and by at most half its distance to another part: two neighbouring cells, each grown
+    so, still share no pixel, and a redraw of one leaves the other as it was.
     """
     extents = [max(math.floor(box.x0), 0), max(math.floor(box.y0), 0),
                min(math.ceil(box.x1), width), min(math.ceil(box.y1), height)]
-    limits = (0, 0, width, height)
-    for side, outward in ((0, -1), (1, -1), (2, 1), (3, 1)):
+    for side in range(4):  # x0, y0, x1, y1
         for grow in range(pad, 0, -1):
             trial = list(extents)
-            trial[side] = min(trial[side] + outward * grow, limits[side]) if outward > 0 else \
-                max(trial[side] + outward * grow, limits[side])
-            padded = Bbox.from_extents(*trial)
-            if not any(_meet(padded, other.padded(grow)) for other in others):
+            trial[side] = max(trial[side] - grow, 0) if side < 2 else min(trial[side] + grow, (width, height)[side - 2])
+            strip = list(trial)  # the pixels this side adds: between its old and its new edge
+            strip[side + 2 if side < 2 else side - 2] = extents[side]
+            added = Bbox.from_extents(*strip)
+            if not any(_meet(added, other.padded(grow)) for other in others):
                 extents = trial
                 break
     return Bbox.from_extents(*extents)
