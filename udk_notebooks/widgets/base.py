@@ -59,7 +59,7 @@ import re
 import struct
 import weakref
 import zlib
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -68,7 +68,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.spines import Spine
@@ -1072,11 +1072,12 @@ class Explorer:
         by_result, by_frame = self._moving
         static, with_result = self._backgrounds
         renderer = canvas.get_renderer()
-        if self._stamps is None or self._stamps.renderer is not renderer:
+        if isinstance(renderer, RendererAgg) and (self._stamps is None or self._stamps.renderer is not renderer):
             self._stamps = TextStamps(renderer)  # a new renderer (size, dpi): stamps start afresh
         # Glyphs are the dearest thing an update paints (a warning box of five lines cost more than every
         # curve together), and most lines of the animated texts read the same from one update to the next.
-        with self._stamps.installed():
+        stamped = self._stamps.installed() if isinstance(renderer, RendererAgg) else nullcontext()
+        with stamped:
             if frame_only:
                 for ax, background in with_result.items():
                     canvas.restore_region(background)
