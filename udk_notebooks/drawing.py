@@ -264,7 +264,10 @@ def _joint_track(joint: Joint, q, t) -> np.ndarray:
     if q.ndim != 2 or t.shape != (q.shape[0],):
         raise ValueError(f"`q` must have shape (K, n) and `t` shape (K,); got {q.shape} and {t.shape}")
     count = t.size
-    one = lambda k: np.asarray(joint.at(q[k], float(t[k])), dtype=float).reshape(2)  # noqa: E731
+
+    def one(k: int) -> np.ndarray:
+        return np.asarray(joint.at(q[k], float(t[k])), dtype=float).reshape(2)
+
     track = _stacked_track(joint, q, t)
     if track is not None and count:
         checked = sorted({0, count // 2, count - 1})
