@@ -15,7 +15,7 @@ clipping) is matplotlib's own, and so is every other drawing call.
 
 A stamp is exact: it is rendered at the same sub-pixel offset as the line it stands for (FreeType
 places each glyph at 1/64 pixel), then put down at a whole-pixel shift, so its pixels are
-those a direct draw makes (up to one unit of rounding where two alpha blends meet). The key holds
+those a direct draw makes (tests/test_text_stamps.py compares them exactly). The key holds
 everything the glyphs' pixels depend on (the string, font properties, angle, colour and alpha,
 anti-aliasing, hinting settings, dpi and sub-pixel offset), so a stamp can never show a stale line:
 a changed string is another key.
