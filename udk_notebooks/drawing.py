@@ -247,6 +247,52 @@ def _block_corners(center: np.ndarray, width: float, height: float, angle: float
     return center + local @ np.array([[c, s], [-s, c]])
 
 
+def _joint_track(joint: Joint, q, t) -> np.ndarray:
+    """A joint's positions at a stack of samples, shape (K, 2), for coordinates ``q`` (K, n) at times ``t`` (K,).
+
+    A joint's function is written for one sample, ``at(q, t) -> (x, y)``; most are plain numpy
+    (``l * sin(q[0])``) and give every sample at once when called with the coordinates as rows
+    (``q.T``, so that ``q[i]`` is coordinate i over the run) and the times as an array. That one
+    call is tried first and its answer checked against the sample-by-sample calls at the first,
+    middle and last sample; a function that cannot take stacks (an ``if`` on a coordinate, ``math.sin``)
+    or that answers differently (a matrix product meant for one sample) is called sample by sample.
+    An explorer asks for the bodies' path over the run on every update (its trace, its views), and one
+    call per sample cost more than all its curves.
+    """
+    q = np.asarray(q, dtype=float)
+    t = np.asarray(t, dtype=float)
+    if q.ndim != 2 or t.shape != (q.shape[0],):
+        raise ValueError(f"`q` must have shape (K, n) and `t` shape (K,); got {q.shape} and {t.shape}")
+    count = t.size
+
+    def one(k: int) -> np.ndarray:
+        return np.asarray(joint.at(q[k], float(t[k])), dtype=float).reshape(2)
+
+    track = _stacked_track(joint, q, t)
+    if track is not None and count:
+        checked = sorted({0, count // 2, count - 1})
+        exact = np.array([one(k) for k in checked])
+        scale = max(1.0, float(np.nanmax(np.abs(exact), initial=0.0)))
+        if not np.allclose(track[checked], exact, rtol=1e-12, atol=1e-12 * scale, equal_nan=True):
+            track = None
+    if track is None:
+        track = np.array([one(k) for k in range(count)], dtype=float).reshape(count, 2)
+    return track
+
+
+def _stacked_track(joint: Joint, q: np.ndarray, t: np.ndarray) -> np.ndarray | None:
+    """``joint.at`` called once on every sample (see :func:`_joint_track`), or None where that fails."""
+    try:
+        with np.errstate(all="ignore"):  # a diverged run's samples: the loop would warn no more than this
+            x, y = joint.at(q.T, t)
+            x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+            if x.shape not in ((), t.shape) or y.shape not in ((), t.shape):
+                return None
+            return np.column_stack([np.broadcast_to(x, t.shape), np.broadcast_to(y, t.shape)])  # a fixed point too
+    except Exception:  # not written for stacks: the caller goes sample by sample
+        return None
+
+
 _JOINT_MARKERS = {
     "body": dict(marker="o", color=OKABE_ITO["black"], markerfacecolor=OKABE_ITO["black"]),
     "pin": dict(marker="o", color=OKABE_ITO["black"], markerfacecolor="white"),
@@ -415,21 +461,20 @@ class MechanismView:
         if cached is not None and cached[0][0] is trajectory and cached[0][1] is self.mechanism:
             return cached[1]
         stride = max(1, len(trajectory.t) // 200)
-        samples = range(0, len(trajectory.t), stride)
-        chunks, sites = [], []
-        for k in samples:
-            where = self.mechanism.positions(trajectory.q[k], trajectory.t[k])
-            chunks.append(np.array(list(where.values())))
-            for guide in self.mechanism.guides:
-                if guide.moving:
-                    chunks.append(np.asarray(guide.path(trajectory.t[k]), dtype=float))
-            for part in self.mechanism.parts:
-                if isinstance(part, Disk):
-                    chunks.append(where[part.at] + part.radius * np.array([[1, 1], [-1, -1]]))
-                elif isinstance(part, Block):
-                    chunks.append(_block_corners(where[part.at], part.width, part.height, part.angle))
-            sites.append([where[site.at] for site in self.mechanism.forces])
-        sites = np.asarray(sites, dtype=float).reshape(len(samples), len(self.mechanism.forces), 2)
+        q, t = trajectory.q[::stride], trajectory.t[::stride]
+        tracks = {joint.name: _joint_track(joint, q, t) for joint in self.mechanism.joints}  # each (K, 2)
+        chunks = list(tracks.values())
+        for guide in self.mechanism.guides:
+            if guide.moving:
+                chunks += [np.asarray(guide.path(when), dtype=float).reshape(-1, 2) for when in t]
+        for part in self.mechanism.parts:
+            if isinstance(part, Disk):
+                chunks += [tracks[part.at] + part.radius * corner for corner in ([1.0, 1.0], [-1.0, -1.0])]
+            elif isinstance(part, Block):
+                corners = _block_corners(np.zeros(2), part.width, part.height, part.angle)  # about the centre
+                chunks += [tracks[part.at] + corner for corner in corners]
+        sites = np.stack([tracks[site.at] for site in self.mechanism.forces], axis=1) if self.mechanism.forces \
+            else np.zeros((t.size, 0, 2))
         vectors = np.stack([self._site_forces(trajectory, kind)[::stride] for kind in FORCE_KINDS]) \
             if self.mechanism.forces else np.zeros((len(FORCE_KINDS), *sites.shape))
         found = (np.concatenate(chunks), sites, vectors)
@@ -447,8 +492,7 @@ class MechanismView:
         """Draw the path of the mechanism's ``trace`` joint over the whole run."""
         if self._trace is None:
             return
-        joint = self.mechanism._index[self.mechanism.trace]
-        path = np.array([joint.at(q, t) for q, t in zip(trajectory.q, trajectory.t)], dtype=float)
+        path = _joint_track(self.mechanism._index[self.mechanism.trace], trajectory.q, trajectory.t)
         self._trace.set_data(path[:, 0], path[:, 1])
 
     def update(self, q, t: float, forces: dict | None = None) -> None:
