@@ -18,6 +18,9 @@ from pathlib import Path
 # the solver (design notes, "Performance"); one thread keeps the suite and the kernels
 # it starts (they inherit the environment) fast on two cores.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# The chain explorer keeps sympy derivations on disk (widgets/chain.py); the suite keeps its own in the
+# repository's build folder, shared by the xdist workers and the kernels, rather than in the user's home.
+os.environ.setdefault("UDK_NOTEBOOKS_CACHE", str(Path(__file__).resolve().parent.parent / "build" / "test-cache"))
 
 import pytest
 from lesson_paths import LESSONS_ENV, REPO_ROOT, find_lesson_notebooks, find_lessons_dir  # noqa: F401
