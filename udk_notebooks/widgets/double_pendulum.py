@@ -17,7 +17,9 @@ pins as four holonomic constraints
 (c) the energy change ``h(t) - h(0)`` of both runs: zero to the integration
     error, since springs and gravity are conservative. Both runs use Hairer's
     DOP853 at ``rtol = atol = 1e-9`` (the panel's title gives this "tol"), which leaves an
-    energy error of about ``1e-9`` to ``1e-7`` J whose size changes threefold
+    energy error of about ``1e-9`` to ``1e-7`` J near the defaults (up to about
+    ``1e-3`` J, 1.5e-6 of the energy, at the sliders' ends: light short links,
+    stiff springs, 15 s), whose size changes threefold
     from one slider position to the next; the panel's view therefore only
     grows within a session (:attr:`energy_view_shrink`), so a drag does not
     redraw the panel for noise, and an error far below the view's scale
