@@ -176,7 +176,7 @@ class SingularMassExplorer(SystemExplorer):
         rank = int(np.linalg.matrix_rank(np.diag([mA, mB, m, m])))
         info = f"rank M = {rank} of 4" + (" (singular)" if rank < 4 else "")
         if not apart <= AGREEMENT:
-            info += f"\nroutes {apart:.2g} rad apart: integration error"
+            info += f"\noff Lagrange by {apart:.2g} rad"  # the integration error panel (c) shows
         return SystemRun(
             traj, singular_mass.mechanism(**params),
             data={"eig_M": eig_m, "eig_augmented": eig_augmented,
