@@ -23,7 +23,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("UDK_NOTEBOOKS_CACHE", str(Path(__file__).resolve().parent.parent / "build" / "test-cache"))
 
 import pytest
-from lesson_paths import LESSONS_ENV, REPO_ROOT, find_lesson_notebooks, find_lessons_dir  # noqa: F401
+from lesson_paths import LESSONS_ENV, REPO_ROOT, find_lesson_notebooks, find_lessons_dir, reused_site  # noqa: F401
 
 ARTIFACTS_DIR = REPO_ROOT / "test-artifacts"
 TESTS_DIR = Path(__file__).resolve().parent
@@ -158,20 +158,6 @@ CELL_TIMEOUT = 600  # seconds, per cell of an executed lesson
 _LESSON_CHECKS = ("test_lesson_executes", "test_lesson_shows_no_bare_object_repr")
 
 
-def _reused_site(lessons_dir: Path) -> Path | None:
-    """The site ``UDK_SITE_DIR`` names, if it holds one; a site older than the lessons fails the tests that need it."""
-    reuse = os.environ.get("UDK_SITE_DIR")
-    if not reuse or not (Path(reuse) / "index.html").is_file():
-        return None
-    from udk_notebooks.site import stale_site
-
-    reason = stale_site(reuse, lessons_dir)
-    if reason:  # its pages would test the lessons as they were, not as they are
-        pytest.fail(f"UDK_SITE_DIR={reuse} is stale: {reason}. Rebuild it (python -m udk_notebooks.site {reuse}, "
-                    "or make site for build/site) or unset UDK_SITE_DIR", pytrace=False)
-    return Path(reuse)
-
-
 @pytest.fixture(scope="session")
 def executed_lessons(request, lessons_dir: Path) -> dict:
     """The lessons executed once each in static-export mode, two at a time: notebook -> notebook or exception.
@@ -187,7 +173,7 @@ def executed_lessons(request, lessons_dir: Path) -> dict:
     from udk_notebooks.site import execute_lessons
 
     items = request.session.items
-    if any("built_site" in getattr(item, "fixturenames", ()) for item in items) and _reused_site(lessons_dir) is None:
+    if any("built_site" in getattr(item, "fixturenames", ()) for item in items) and reused_site(lessons_dir) is None:
         chosen = set(sorted(lessons_dir.glob("*.ipynb")))  # what build_site renders
     else:
         chosen = {item.callspec.params["lesson_notebook"] for item in items if item.originalname in _LESSON_CHECKS}
@@ -205,7 +191,7 @@ def built_site(tmp_path_factory, lessons_dir: Path, executed_lessons: dict) -> P
     """
     from udk_notebooks.site import build_site
 
-    reused = _reused_site(lessons_dir)
+    reused = reused_site(lessons_dir)
     if reused is not None:
         return reused
     out = tmp_path_factory.mktemp("site")

@@ -98,13 +98,13 @@ def test_a_site_without_a_readable_stamp_is_stale(course):
 
 
 def test_the_test_suite_refuses_to_reuse_a_stale_site(course, monkeypatch):
-    from conftest import _reused_site
+    from lesson_paths import reused_site
 
     site, lessons = course
     monkeypatch.setenv("UDK_SITE_DIR", str(site))
-    assert _reused_site(lessons) == site
+    assert reused_site(lessons) == site
     _lesson(lessons, "01_first.ipynb", "First, revised")
     with pytest.raises(pytest.fail.Exception, match="UDK_SITE_DIR=.* is stale: 01_first.ipynb changed"):
-        _reused_site(lessons)
+        reused_site(lessons)
     monkeypatch.setenv("UDK_SITE_DIR", str(site.parent / "empty"))
-    assert _reused_site(lessons) is None  # no site there: the session builds its own
+    assert reused_site(lessons) is None  # no site there: the session builds its own
