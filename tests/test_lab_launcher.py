@@ -64,8 +64,11 @@ def _read_url(proc: subprocess.Popen, log: Path) -> tuple[str, list[str]]:
 def test_lab_prints_one_url_that_opens_and_a_second_start_reuses_the_server(lab_env):
     root, env = lab_env
     port = _free_port()
+    # Started with SIGINT ignored, as a background job of a non-interactive shell starts it (a
+    # script's `make lab &`, this suite run in the background): Ctrl-C must stop it all the same.
     proc = subprocess.Popen(_launcher(root, port, env), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, text=True)
+                            stdin=subprocess.DEVNULL, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         url, lines = _read_url(proc, root.parent / "lab.log")
         assert re.fullmatch(rf"http://127\.0\.0\.1:{port}/lab/tree/lesson\.ipynb\?token=[0-9a-f]{{48}}", url), url

@@ -206,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
               f"folder). Stop it, or choose another port: make lab LAB_PORT={args.port + 1}", file=sys.stderr)
         return 1
 
+    # Ctrl-C must stop the launcher however it was started. A program started in the background
+    # of a non-interactive shell (a script's `make lab &`, a CI runner) inherits SIGINT ignored
+    # (POSIX, "Asynchronous Lists"), and Python then leaves it ignored: Ctrl-C would do nothing.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     token = secrets.token_hex(24)
     log_path = Path(args.log) if args.log else root.parent / ".jupyterlab.log"
     cmd = [
