@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .core import Motion, _row_factors, solve
+from .core import Motion, solve
 from .errors import PainleveParadoxError
 
 __all__ = ["OPEN", "ContactForces"]
