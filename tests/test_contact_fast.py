@@ -313,3 +313,19 @@ def test_a_constant_mass_matrix_that_is_not_diagonal_goes_the_general_route():
     motion, _, normals = cm.solve_contacts(0.0, q, qd, p, (1,))
     np.testing.assert_allclose(motion.qdd, [-0.25 * 9.81, 0.0], atol=1e-12)
     np.testing.assert_allclose(normals, [2.0 * 9.81], rtol=1e-12)
+
+
+def test_ladder_fast_route_declines_when_one_end_alone_is_in_paradox():
+    """Floor sliding right with mu = 2.2, wall sliding down with mu = 1: ``1 - B`` fails at the floor alone.
+
+    Every principal minor of ``I - B`` must be positive (a P-matrix), the floor's own ``1 - B_00``
+    included, though the wall's and the determinant are: the general route names Painleve's paradox,
+    the fast one must not answer.
+    """
+    cm = ladder.model().compile()
+    p = cm.parameters(m=2.0, L=2.0, mu_floor=2.2, mu_wall=1.0)
+    q, _ = ladder.initial_state(theta0=1.06, L=2.0)
+    qd = np.array([0.4, -0.3, -0.03])
+    assert cm._fast_contacts(0.0, q, qd, p, (1, -1), None) is None
+    with pytest.raises(ValueError, match="Painleve's paradox"):
+        cm.solve_contacts(0.0, q, qd, p, (1, -1))
