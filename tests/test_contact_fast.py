@@ -10,10 +10,12 @@ ratios, normal forces and refusals.
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import pytest
-
-import itertools
+from sympy.physics.mechanics import dynamicsymbols
 
 from udk_notebooks.compiled import OPEN
 from udk_notebooks.examples import friction_cart_pendulum as fcp
@@ -189,3 +191,141 @@ def test_fast_route_with_the_models_own_nonideal_force(contact):
                 _same(fast, general)
                 answered += 1
     assert answered > 60
+
+
+# -- what the fast route must leave to the general one, or match it on -------------------------------------
+def _agree_or_decline(cm, states, modes_list) -> int:
+    """Each call: the fast route declines, or it equals the general route (refusals included); answers counted."""
+    answered = 0
+    for t, q, qd, p, correction in states:
+        for modes in modes_list:
+            fast = cm._fast_contacts(t, q, qd, p, modes, correction)
+            try:
+                general = cm._general_contacts(t, q, qd, p, modes, correction)
+            except ValueError:
+                assert fast is None, modes
+                continue
+            if fast is not None:
+                _same(fast, general)
+                answered += 1
+    return answered
+
+
+def _two_blocks_and_a_bob():
+    """Two blocks on a rough floor, each tied by a rod to one bob hanging between them (a trapeze).
+
+    Two ``CoulombFriction(normal=rows)`` entries: the friction on one block swings the bob, which
+    changes the pull of the other rod and so the other block's normal force (the holding ratio of a
+    sticking block while the other slides depends on the sliding block's normal force).
+    """
+    import sympy as sm
+
+    from udk_notebooks.model import CoulombFriction, Model
+
+    x1, y1, x2, y2, x3, y3 = dynamicsymbols("x1 y1 x2 y2 x3 y3")
+    m1, m2, m3, l, g, mu, mu_s = sm.symbols("m1 m2 m3 l g mu mu_s", positive=True)
+    speeds = [c.diff() for c in (x1, y1, x2, y2, x3, y3)]
+    return Model(
+        [x1, y1, x2, y2, x3, y3],
+        kinetic_energy=(m1 * (speeds[0] ** 2 + speeds[1] ** 2) + m2 * (speeds[2] ** 2 + speeds[3] ** 2)
+                        + m3 * (speeds[4] ** 2 + speeds[5] ** 2)) / 2,
+        potential_energy=g * (m1 * y1 + m2 * y2 + m3 * y3),
+        holonomic=[y1, y2, (x3 - x1) ** 2 + (y3 - y1) ** 2 - l**2, (x3 - x2) ** 2 + (y3 - y2) ** 2 - l**2],
+        friction=[CoulombFriction(x1.diff(), mu, mu_s, normal=y1), CoulombFriction(x2.diff(), mu, mu_s, normal=y2)],
+        parameters={m1: 1.0, m2: 1.5, m3: 2.0, l: 1.0, g: 9.81, mu: 0.3, mu_s: 0.4},
+    )
+
+
+def _trapeze_states(cm, count, seed):
+    rng = np.random.default_rng(seed)
+    for k in range(count):
+        half = rng.uniform(0.2, 0.9)  # half the blocks' distance; the bob hangs below the middle
+        p = cm.parameters(m1=rng.uniform(0.2, 3), m2=rng.uniform(0.2, 3), m3=rng.uniform(0.2, 3),
+                          mu=rng.uniform(0, 0.8), mu_s=rng.uniform(0, 0.8))
+        centre, depth = rng.uniform(-1, 1), math.sqrt(1.0 - half**2)
+        q = np.array([centre - half, 0.0, centre + half, 0.0, centre + rng.uniform(-0.1, 0.1), -depth])
+        qd = np.array([rng.uniform(-2, 2), 0.0, rng.uniform(-2, 2), 0.0, rng.uniform(-2, 2), rng.uniform(-2, 2)])
+        q = q + rng.normal(0.0, 1e-3, 6)
+        yield 0.0, q, qd, p, rng.normal(0.0, 1.0, 4) if k % 2 else None
+
+
+def test_two_named_entries_one_sliding_one_sticking_agree_with_the_general_route():
+    """The sticking block's ratio takes the sliding block's normal force through the bob (both routes agree)."""
+    cm = _two_blocks_and_a_bob().compile()
+    modes_list = [(1, 0), (-1, 0), (0, 1), (0, -1), (0, 0)]
+    answered = _agree_or_decline(cm, _trapeze_states(cm, 30, seed=11), modes_list)
+    assert answered > 100  # the fast route is the one taken
+
+
+def _rough_bead_on_a_hoop():
+    """A bead on a rough circular wire (``unilateral=False``): its normal force takes either sign."""
+    import sympy as sm
+
+    from udk_notebooks.contacts import Contact, Curve
+    from udk_notebooks.model import Model
+
+    x, y = dynamicsymbols("x y")
+    m, g, R, mu = sm.symbols("m g R mu", positive=True)
+    wire = Curve(lambda r: sm.sqrt(r[0] ** 2 + r[1] ** 2) - R)
+    return Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2, potential_energy=m * g * y,
+                 contacts=[Contact((x, y), wire, mu=mu, name="wire", unilateral=False)],
+                 parameters={m: 1.0, g: 9.81, R: 1.0, mu: 0.3})
+
+
+def test_a_bilateral_rough_contact_sliding_goes_the_general_route():
+    """Friction ``mu |N|`` with ``N`` of either sign is the general route's sign search; the fast one declines.
+
+    At the top of the wire at speed 4 m/s the wire pulls (``N = g - v^2 / R < 0``): friction still
+    opposes the sliding, ``-mu |N| sgn(s)``, which the unilateral formula ``N e`` would reverse.
+    """
+    cm = _rough_bead_on_a_hoop().compile()
+    p = cm.defaults
+    for speed in (0.5, 4.0):  # the wire pushes, then pulls
+        q, qd = np.array([0.0, 1.0]), np.array([speed, 0.0])
+        assert cm._fast_contacts(0.0, q, qd, p, (1,), None) is None
+        motion, _, normals = cm.solve_contacts(0.0, q, qd, p, (1,))
+        N = 9.81 - speed**2
+        np.testing.assert_allclose(normals, [N], rtol=1e-12)
+        np.testing.assert_allclose(motion.qdd, [-0.3 * abs(N), -speed**2], rtol=1e-12, atol=1e-12)
+
+
+def test_a_constant_mass_matrix_that_is_not_diagonal_goes_the_general_route():
+    """A block on the rough floor in oblique coordinates (``M`` constant, not diagonal): fast declines, motion exact.
+
+    Position ``(a + b / 2, b sqrt(3) / 2)``; on the floor (``b = 0``) sliding right at ``a' = 1``, the
+    block decelerates at ``mu g`` along x, so ``a'' = -mu g`` and ``b'' = 0``.
+    """
+    import sympy as sm
+
+    from udk_notebooks.contacts import Contact, Plane
+    from udk_notebooks.model import Model
+
+    a, b = dynamicsymbols("a b")
+    m, g, mu = sm.symbols("m g mu", positive=True)
+    point = (a + b / 2, sm.sqrt(3) * b / 2)
+    speed = [point[0].diff(), point[1].diff()]
+    model = Model([a, b], kinetic_energy=m * (speed[0] ** 2 + speed[1] ** 2) / 2, potential_energy=m * g * point[1],
+                  contacts=[Contact(point, Plane((0, 1)), mu=mu, name="floor")],
+                  parameters={m: 2.0, g: 9.81, mu: 0.25})
+    cm = model.compile()
+    q, qd, p = np.array([0.3, 0.0]), np.array([1.0, 0.0]), cm.defaults
+    assert cm._fast_contacts(0.0, q, qd, p, (1,), None) is None
+    motion, _, normals = cm.solve_contacts(0.0, q, qd, p, (1,))
+    np.testing.assert_allclose(motion.qdd, [-0.25 * 9.81, 0.0], atol=1e-12)
+    np.testing.assert_allclose(normals, [2.0 * 9.81], rtol=1e-12)
+
+
+def test_ladder_fast_route_declines_when_one_end_alone_is_in_paradox():
+    """Floor sliding right with mu = 2.2, wall sliding down with mu = 1: ``1 - B`` fails at the floor alone.
+
+    Every principal minor of ``I - B`` must be positive (a P-matrix), the floor's own ``1 - B_00``
+    included, though the wall's and the determinant are: the general route names Painleve's paradox,
+    the fast one must not answer.
+    """
+    cm = ladder.model().compile()
+    p = cm.parameters(m=2.0, L=2.0, mu_floor=2.2, mu_wall=1.0)
+    q, _ = ladder.initial_state(theta0=1.06, L=2.0)
+    qd = np.array([0.4, -0.3, -0.03])
+    assert cm._fast_contacts(0.0, q, qd, p, (1, -1), None) is None
+    with pytest.raises(ValueError, match="Painleve's paradox"):
+        cm.solve_contacts(0.0, q, qd, p, (1, -1))

@@ -167,3 +167,35 @@ def test_the_bound_never_clears_a_step_end_the_full_measure_flags(bead):
             bounded.rebase(float(k), y)
     assert 5 < cleared < len(grid) - 1  # the bound cleared the far ends, not those near the node
 
+
+
+def _on_the_loop(s: float) -> np.ndarray:
+    """The state at parameter ``s`` of ``x = s^2 - 1``, ``y = s (s^2 - 1)`` (the node at ``s = -1``), rate ``d/ds``."""
+    return np.array([s * s - 1.0, s * (s * s - 1.0), 2 * s, 3 * s * s - 1.0])
+
+
+@pytest.mark.parametrize("end", [5e-5, 1.5e-4])
+def test_a_step_end_past_the_bounds_reach_but_below_the_tolerance_is_flagged(bead, end):
+    """An anchor 0.05 before the node, a tiny cleared step, then one step to ``end`` before it.
+
+    The last step leaves the bound's reach while its sign test against the previous end still
+    passes, so the check measures that end without the sign test: the measure there is below
+    the tolerance, and the step must be flagged as the full check flags it, not adopted as a
+    new anchor.
+    """
+    compiled, q0, qd0 = bead
+    p, y0 = np.zeros(0), np.concatenate([q0, qd0])
+    ends = [_on_the_loop(s) for s in (-1.0 + 0.05, -1.0 + 0.05 - 1e-6, -1.0 + end)]
+    answers = []
+    for bounded in (True, False):
+        monitor = RankMonitor(compiled, p, 0.0, y0)
+        if not bounded:
+            monitor._bound, monitor._picks = None, []
+        monitor.rebase(0.0, ends[0])
+        first = monitor.check_step(1.0, ends[1])
+        if bounded:  # the path under test: the tiny step was cleared, the last is not, its sign test passes
+            assert monitor._previous is not None
+            assert monitor._cleared(2.0, ends[2], monitor._entries(2.0, ends[2]))[:2] == (False, True)
+        answers.append([first, monitor.check_step(2.0, ends[2])])
+    assert RankMonitor(compiled, p, 0.0, y0).measure(2.0, ends[2]).value < SINGULAR_RTOL
+    assert answers[0] == answers[1] == [False, True]

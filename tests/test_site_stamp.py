@@ -108,3 +108,16 @@ def test_the_test_suite_refuses_to_reuse_a_stale_site(course, monkeypatch):
         reused_site(lessons)
     monkeypatch.setenv("UDK_SITE_DIR", str(site.parent / "empty"))
     assert reused_site(lessons) is None  # no site there: the session builds its own
+
+
+@pytest.mark.parametrize("stamp", ['{"lessons": ["01_first.ipynb"]}', '["01_first.ipynb"]', '{"lessons": {"01_first.ipynb": 1}}'])
+def test_a_stamp_of_the_wrong_shape_is_a_reason_not_a_crash(course, stamp):
+    site, lessons = course
+    (site / SITE_STAMP).write_text(stamp, encoding="utf-8")
+    assert stale_site(site, lessons).startswith(f"{site}/{SITE_STAMP} cannot be read")
+
+
+def test_a_missing_lessons_folder_is_refused_by_name(course):
+    site, lessons = course
+    with pytest.raises(FileNotFoundError, match="`lessons_dir`"):
+        stale_site(site, lessons.parent / "no-such-folder")

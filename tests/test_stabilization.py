@@ -26,6 +26,7 @@ from udk_notebooks.stabilization import (
     StabilityReport,
     amplification_matrix,
     check_gain,
+    spectral_radii,
     stability,
     stable_gain_interval,
 )
@@ -385,6 +386,15 @@ def test_pendulum_drift_decays_with_stable_baumgarte_and_grows_with_unstable():
         (lambda: Baumgarte(1.0, 1.0).correction([0.1, 0.2], [0.3]), "`velocity`"),
         (lambda: Baumgarte(1.0, 1.0).correction([[0.1]], [0.3]), "`phi`"),
         (lambda: Baumgarte(1.0, 1.0).correction([0.1], [np.nan]), "`velocity`"),
+        # float64 arrays take the simulations' fast path (_all_finite); it must refuse the same values
+        (lambda: Baumgarte(1.0, 1.0).correction(np.array([0.1]), np.array([np.nan])), "`velocity`"),
+        (lambda: Baumgarte(1.0, 1.0).correction(np.array([np.inf]), np.array([0.3])), "`phi`"),
+        (lambda: GainMatrix([[-1.0]]).correction(np.array([0.0]), np.array([-np.inf])), "`velocity`"),
+        (lambda: Baumgarte.error_matrices([[1.0, -2.0, 0.0]], 1, 0), "`gains`.*>= 0"),
+        (lambda: Baumgarte.error_matrices([[1.0, 2.0]], 1, 0), "`gains`.*shape"),
+        (lambda: Baumgarte.error_matrices([[1.0, np.nan, 0.0]], 1, 0), "`gains`"),
+        (lambda: spectral_radii("rk4", 0.1, np.eye(2)), "`E`.*stack"),
+        (lambda: spectral_radii("rk5", 0.1, np.eye(2)[None]), "`method`"),
         (lambda: Baumgarte().error_matrix(-1, 0), "`n_holonomic`"),
         (lambda: Baumgarte().error_matrix(1.5, 0), "`n_holonomic`"),
         (lambda: Baumgarte().error_matrix(1, True), "`n_nonholonomic`"),

@@ -132,3 +132,60 @@ def test_the_explorers_drift_warning_shows_the_run_on_screen_not_a_kept_one():
     canvas.draw()
     np.testing.assert_array_equal(new_pixels, np.asarray(canvas.buffer_rgba()))
     assert not np.array_equal(new_pixels, old_pixels)
+
+
+def _direct_and_stamped(figure, ax, texts, background, stamps):
+    """The canvas painted directly, then from the stamps (which the call may fill)."""
+    return _paint(figure, ax, texts, background, None), _paint(figure, ax, texts, background, stamps)
+
+
+@pytest.mark.parametrize("change", ["alpha", "size", "subpixel", "whole pixel"])
+def test_a_line_drawn_otherwise_is_never_painted_from_the_old_stamp(change):
+    """The same string again after one property changed: the pixels are those of a direct draw.
+
+    Every property the glyphs' pixels depend on is in a stamp's key (translucency, size, the
+    sub-pixel offset); a shift by whole pixels only moves the stamp (it is a hit, not a miss).
+    """
+    from matplotlib.transforms import IdentityTransform
+
+    figure, ax = plt.subplots(figsize=(4.0, 3.0), dpi=100)
+    ax.plot([0, 1], [0, 1], lw=30)  # text over a line: a stamp's alpha is seen against it
+    text = ax.text(100.25, 140.4, "t = 1.25 s, $F^N$", transform=IdentityTransform(), fontsize=9, alpha=0.6,
+                   color="#0072B2", animated=True)
+    canvas = figure.canvas
+    canvas.draw()
+    background = canvas.copy_from_bbox(figure.bbox)
+    stamps = TextStamps(canvas.get_renderer())
+    try:
+        direct, stamped = _direct_and_stamped(figure, ax, [text], background, stamps)
+        np.testing.assert_array_equal(stamped, direct)  # a translucent line: its alpha applied once
+        np.testing.assert_array_equal(_paint(figure, ax, [text], background, stamps), direct)
+        assert stamps.hits >= 1
+        {"alpha": lambda: text.set_alpha(0.3), "size": lambda: text.set_fontsize(10),
+         "subpixel": lambda: text.set_position((100.6, 140.9)),
+         "whole pixel": lambda: text.set_position((103.25, 137.4))}[change]()
+        misses = stamps.misses
+        direct, stamped = _direct_and_stamped(figure, ax, [text], background, stamps)
+        assert not np.array_equal(direct, np.asarray(background)), "the text painted nothing"
+        np.testing.assert_array_equal(stamped, direct)
+        assert stamps.misses == misses + (change != "whole pixel")
+    finally:
+        plt.close(figure)
+
+
+def test_a_line_too_tall_for_its_own_canvas_is_drawn_directly():
+    """Nested fractions reach past the three ems a stamp's canvas gives a line: no stamp, the direct pixels."""
+    figure, ax = plt.subplots(figsize=(4.0, 3.0), dpi=100)
+    tower = r"$\frac{1}{\frac{2}{\frac{3}{\frac{4}{\frac{5}{6}}}}}$"
+    text = ax.text(0.3, 0.5, tower, transform=ax.transAxes, fontsize=12, animated=True)
+    canvas = figure.canvas
+    canvas.draw()
+    background = canvas.copy_from_bbox(figure.bbox)
+    stamps = TextStamps(canvas.get_renderer())
+    try:
+        for _ in range(2):
+            direct, stamped = _direct_and_stamped(figure, ax, [text], background, stamps)
+            np.testing.assert_array_equal(stamped, direct)
+        assert list(stamps._stamps.values()) == [None]  # refused as a stamp, drawn directly each time
+    finally:
+        plt.close(figure)

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .core import Motion, _row_factors, solve
+from .core import Motion, solve
 from .errors import PainleveParadoxError
 
 __all__ = ["OPEN", "ContactForces"]
@@ -421,7 +421,8 @@ class ContactForces:
         rough = [friction[i * (4 + n) + 2] != 0 for i in range(len(modes))]
         stuck = [i for i, mode in enumerate(modes) if mode == 0]
         sliding = [i for i, mode in enumerate(modes) if mode in (1, -1)]
-        if self.n_contacts:  # Contact entries only, no two rough ones sliding at once beyond two, each unilateral
+        if self.n_contacts:  # Contact entries alone: at most two sliding with friction, each unilateral (mu |N| of a
+            # bilateral one needs the general route's sign search), every mode stick, slide or open
             pushing = [i for i in sliding if rough[i] and slopes[i]]
             gone = [model.contact_rows[i] for i, mode in enumerate(modes) if mode not in (0, 1, -1)]
             contacts = (model.contact_rows, rough)

@@ -56,7 +56,7 @@ from typing import Callable
 import numpy as np
 
 from ._lapack import lapack  # not scipy.linalg: its import costs a cold start 0.15 s
-from .core import GRAM_RCOND, RANK_RTOL, Motion
+from .core import GRAM_RCOND, Motion
 
 __all__ = ["BandKernel", "ScalarKernel", "diagonal_kernel"]
 

@@ -536,8 +536,16 @@ def stale_site(site: str | Path, lessons_dir: str | Path = "lessons") -> str:
     -------
     str
         The first reason found, naming the lesson; empty when the site is current.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``lessons_dir`` is not a folder.
     """
     site, lessons_dir = Path(site), Path(lessons_dir)
+    if not lessons_dir.is_dir():
+        raise FileNotFoundError(f"`lessons_dir` must be the folder of the lesson notebooks: {lessons_dir.resolve()} "
+                                "is no folder (a wrong path would call every page of the site stale)")
     if not (site / "index.html").is_file():
         return f"{site} holds no built site (no index.html)"
     try:
@@ -546,6 +554,8 @@ def stale_site(site: str | Path, lessons_dir: str | Path = "lessons") -> str:
         return f"{site} has no {SITE_STAMP}: built by an older build_site, or its build stopped part-way"
     except (ValueError, KeyError, TypeError) as exc:
         return f"{site}/{SITE_STAMP} cannot be read ({type(exc).__name__}: {exc})"
+    if not (isinstance(built, dict) and all(isinstance(value, str) for value in built.values())):
+        return f"{site}/{SITE_STAMP} cannot be read (its 'lessons' is not a hash per notebook name)"
     now = _lesson_hashes(sorted(lessons_dir.glob("*.ipynb")))
     for name in sorted(set(built) | set(now)):
         if name not in built:
