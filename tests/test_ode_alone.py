@@ -7,16 +7,11 @@ must leave nothing behind that would spoil a later ``import scipy.integrate``.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import numpy as np
 
 from udk_notebooks import _ode
-
-
-def _run(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+from scipy_alone import hidden_until_its_package, run_fresh
 
 
 # An undamped oscillator x'' = -x from (1, 0): x = cos t, x' = -sin t. Its angle at t = 3 after DOP853 at
@@ -38,7 +33,7 @@ def test_alone_it_loads_no_scipy_integrate_and_leaves_no_trace():
         "left = sorted(m for m in sys.modules if m.startswith(('scipy.integrate', 'scipy.optimize')))\n"
         "print(ode.__module__, left, 'integrate' in vars(scipy))"
     )
-    assert _run(code) == "scipy.integrate._ode [] False"
+    assert run_fresh(code) == "scipy.integrate._ode [] False"
 
 
 def test_alone_and_public_give_the_same_numbers_bit_for_bit():
@@ -52,7 +47,7 @@ def test_alone_and_public_give_the_same_numbers_bit_for_bit():
         "assert callable(scipy.integrate.solve_ivp) and scipy.integrate.ode is not ode\n"
         "print(alone == oscillator(scipy.integrate.ode), alone)"
     )
-    same, alone = _run(code).split(" ", 1)
+    same, alone = run_fresh(code).split(" ", 1)
     assert same == "True"
     x, v = (float.fromhex(h) for h in eval(alone))  # noqa: S307 (a list of hex strings printed above)
     assert abs(x - np.cos(3.0)) < 1e-9 and abs(v + np.sin(3.0)) < 1e-9
@@ -66,17 +61,12 @@ def test_with_scipy_integrate_imported_first_it_is_scipys_class():
 
 def test_where_the_module_cannot_be_found_scipy_integrate_is_imported():
     code = (
-        "import importlib.machinery, sys\n"
-        "real = importlib.machinery.PathFinder.find_spec\n"
-        "def find_spec(cls, name, path=None, target=None):  # no scipy.integrate._ode, until scipy.integrate asks\n"
-        "    alone = name == 'scipy.integrate._ode' and 'scipy.integrate' not in sys.modules\n"
-        "    return None if alone else real(name, path, target)\n"
-        "importlib.machinery.PathFinder.find_spec = classmethod(find_spec)\n"
-        "from udk_notebooks._ode import ode\n"
+        hidden_until_its_package("scipy.integrate._ode")  # no scipy.integrate._ode, until scipy.integrate asks
+        + "from udk_notebooks._ode import ode\n"
         "import scipy.integrate\n"
         "print(ode is scipy.integrate.ode)"
     )
-    assert _run(code) == "True"
+    assert run_fresh(code) == "True"
 
 
 def test_a_failure_inside_the_stand_in_leaves_no_trace_and_falls_back():
@@ -95,4 +85,4 @@ def test_a_failure_inside_the_stand_in_leaves_no_trace_and_falls_back():
         "import scipy.integrate\n"
         "print(_ode.ode is scipy.integrate.ode, callable(scipy.integrate.solve_ivp))"
     )
-    assert _run(code) == "True True"
+    assert run_fresh(code) == "True True"
