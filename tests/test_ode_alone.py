@@ -86,3 +86,29 @@ def test_a_failure_inside_the_stand_in_leaves_no_trace_and_falls_back():
         "print(_ode.ode is scipy.integrate.ode, callable(scipy.integrate.solve_ivp))"
     )
     assert run_fresh(code) == "True True"
+
+
+def test_another_thread_importing_scipy_integrate_meanwhile_gets_the_real_package():
+    # While the stand-in is registered (at its first relative import), a second thread imports scipy.integrate
+    # and is given time to find it: it must wait for the import lock and then import the real package.
+    code = (
+        "import builtins, sys, threading, time\n"
+        "real = builtins.__import__\n"
+        "got, threads = [], []\n"
+        "def other():\n"
+        "    import scipy.integrate\n"
+        "    got.append(hasattr(scipy.integrate, 'solve_ivp'))\n"
+        "def hooked(name, globals=None, locals=None, fromlist=(), level=0):\n"
+        "    stand_in = 'scipy.integrate' in sys.modules and not hasattr(sys.modules['scipy.integrate'], '__file__')\n"
+        "    if stand_in and not threads and threading.current_thread() is threading.main_thread():\n"
+        "        threads.append(threading.Thread(target=other))\n"
+        "        threads[0].start()\n"
+        "        time.sleep(0.3)  # the other thread reaches its import while the stand-in is there\n"
+        "    return real(name, globals, locals, fromlist, level)\n"
+        "builtins.__import__ = hooked\n"
+        "from udk_notebooks._ode import ode\n"
+        "builtins.__import__ = real\n"
+        "threads[0].join()\n"
+        "print(ode.__module__, got)"
+    )
+    assert run_fresh(code) == "scipy.integrate._ode [True]"

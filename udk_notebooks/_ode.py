@@ -10,10 +10,11 @@ extension modules of its own folder (``_vode``, ``_dop``, ``_odepack``). Importi
 layer, none of which ``ode`` touches. So this module runs ``scipy.integrate._ode``
 on its own: for the few milliseconds of that import a bare stand-in for the
 ``scipy.integrate`` package (no ``__init__`` run, its folder as the search path)
-is registered, then taken away with the modules loaded under it, so that a
-later ``import scipy.integrate`` imports everything the ordinary way (it runs
-``_ode.py`` again, and the interpreter hands it the extension modules it loaded
-once). The class loaded alone is scipy's own code, unchanged;
+is registered under the package's import lock (a thread importing
+``scipy.integrate`` meanwhile waits, then imports the real package), then taken
+away with the modules loaded under it, so that a later ``import scipy.integrate``
+imports everything the ordinary way (it runs ``_ode.py`` again, and the
+interpreter hands it the extension modules it loaded once). The class loaded alone is scipy's own code, unchanged;
 ``tests/test_ode_alone.py`` checks that both routes give the same numbers, bit
 for bit. Where the module cannot be loaded alone (another scipy layout), or
 ``scipy.integrate`` is imported already, :class:`ode` is ``scipy.integrate.ode``.
@@ -21,6 +22,7 @@ for bit. Where the module cannot be loaded alone (another scipy layout), or
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.machinery
 import os
@@ -57,17 +59,30 @@ def _ode_alone() -> type:
     stand_in = types.ModuleType(_PACKAGE, "stand-in while udk_notebooks._ode imports scipy.integrate._ode alone")
     stand_in.__path__ = [folder]
     stand_in.__package__ = _PACKAGE
+    # Marked as being initialized, under the package's import lock: another thread importing scipy.integrate
+    # meanwhile waits for the lock, then finds no module and imports the real package (never the stand-in).
+    stand_in.__spec__ = importlib.machinery.ModuleSpec(_PACKAGE, None, is_package=True)
+    stand_in.__spec__._initializing = True
     before = set(sys.modules)
-    sys.modules[_PACKAGE] = stand_in
-    try:
-        module = importlib.import_module(_MODULE)
-    finally:
-        # Everything registered under the stand-in goes with it: a later ``import scipy.integrate``
-        # must find neither, and imports the package (and these modules) the ordinary way.
-        for name in set(sys.modules) - before:
-            if name == _PACKAGE or name.startswith(f"{_PACKAGE}."):
-                del sys.modules[name]
+    with _import_lock(_PACKAGE):
+        sys.modules[_PACKAGE] = stand_in
+        try:
+            module = importlib.import_module(_MODULE)
+        finally:
+            # Everything registered under the stand-in goes with it: a later ``import scipy.integrate``
+            # must find neither, and imports the package (and these modules) the ordinary way.
+            for name in set(sys.modules) - before:
+                if name == _PACKAGE or name.startswith(f"{_PACKAGE}."):
+                    del sys.modules[name]
     return module.ode
+
+
+def _import_lock(name: str):
+    """The import system's own lock of module ``name`` (re-entrant); no lock where the interpreter has none."""
+    from importlib import _bootstrap  # the lock every ``import`` of that name takes (CPython's import system)
+
+    manager = getattr(_bootstrap, "_ModuleLockManager", None)
+    return manager(name) if manager is not None else contextlib.nullcontext()
 
 
 ode = _load_ode()
