@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import pathlib
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,6 +16,7 @@ from hypothesis import strategies as st
 
 import udk_notebooks
 from udk_notebooks import _lapack
+from scipy_alone import hidden_until_its_package, run_fresh
 
 PACKAGE = pathlib.Path(udk_notebooks.__file__).parent
 
@@ -28,10 +27,6 @@ def _routines_used() -> set[str]:
     for path in PACKAGE.rglob("*.py"):
         names |= set(re.findall(r"\blapack\.([a-z_0-9]+)\b", path.read_text()))
     return names
-
-
-def _run(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def test_the_package_calls_lapack_routines():
@@ -50,7 +45,7 @@ def test_alone_the_routines_are_scipys_own_objects():
         f"names = {sorted(_routines_used())!r}\n"
         "print(alone, hasattr(scipy.linalg, '_flapack'), [n for n in names if getattr(lapack, n) is not getattr(full, n)])"
     )
-    assert _run(code) == "True True []"
+    assert run_fresh(code) == "True True []"
 
 
 def test_with_scipy_linalg_imported_first_it_is_scipys_module():
@@ -61,17 +56,12 @@ def test_with_scipy_linalg_imported_first_it_is_scipys_module():
 
 def test_where_the_extension_cannot_be_found_scipy_linalg_is_imported():
     code = (
-        "import importlib.machinery, sys\n"
-        "real = importlib.machinery.PathFinder.find_spec\n"
-        "def find_spec(cls, name, path=None, target=None):  # no extension module, until scipy.linalg asks\n"
-        "    alone = name == 'scipy.linalg._flapack' and 'scipy.linalg' not in sys.modules\n"
-        "    return None if alone else real(name, path, target)\n"
-        "importlib.machinery.PathFinder.find_spec = classmethod(find_spec)\n"
-        "from udk_notebooks._lapack import lapack\n"
+        hidden_until_its_package("scipy.linalg._flapack")  # no extension module, until scipy.linalg asks
+        + "from udk_notebooks._lapack import lapack\n"
         "import scipy.linalg.lapack\n"
         "print(lapack is scipy.linalg.lapack, lapack.dpotrf([[4.0]], lower=1)[0].item())"
     )
-    assert _run(code) == "True 2.0"
+    assert run_fresh(code) == "True 2.0"
 
 
 @pytest.mark.parametrize("slope", [0.0, 2.0, -1e-3, 1e8])
@@ -114,7 +104,7 @@ _CHECK_ROUTINES = (
 
 
 def _fallback(patch: str) -> str:
-    return _run(
+    return run_fresh(
         "import importlib.machinery, sys\n"
         "def alone(name):\n"
         "    return name == 'scipy.linalg._flapack' and 'scipy.linalg' not in sys.modules\n"
@@ -165,7 +155,7 @@ def test_a_routine_missing_from_the_module_alone_is_scipy_linalgs():
     # and a name scipy does not have either is an AttributeError that names it
     code = ("from udk_notebooks._lapack import lapack\n"
             "try:\n    lapack.no_such_routine\nexcept AttributeError as exc:\n    print('no_such_routine' in str(exc))")
-    assert _run(code) == "True"
+    assert run_fresh(code) == "True"
 
 
 # -- null_space against scipy's, on the shapes the checks above do not reach --------------------------------

@@ -97,6 +97,24 @@ def test_first_frames_of_fixed_step_explorers_load_no_scipy_subpackage():
     assert _loaded_after(code) == []
 
 
+def test_first_frame_of_the_fortran_dop853_route_loads_no_scipy_subpackage():
+    # the double pendulum integrates with simulate's "dop853" (scipy's ode, loaded alone: udk_notebooks._ode);
+    # scipy.integrate would cost its first frame 0.3 s (scipy.optimize, scipy.special, scipy.sparse)
+    code = ("import matplotlib\n"
+            "matplotlib.use('Agg')\n"
+            "import udk_notebooks.widgets as widgets\n"
+            "explorer = widgets.EXPLORERS['double_pendulum']()\n"
+            "assert explorer.png and not explorer.error, explorer.error")
+    assert _loaded_after(code) == []
+
+
+def test_explorer_modules_import_without_scipy_subpackages():
+    # an explorer's module imports no solver at its top: the one its first run needs is loaded by that run
+    code = ("import udk_notebooks.widgets as widgets\n"
+            "for name in widgets.EXPLORERS: widgets.EXPLORERS[name]")
+    assert _loaded_after(code) == []
+
+
 def test_every_example_module_resolves():
     import types
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.integrate import ode
 
 from ..examples import singular_mass
 from ..plotting import OKABE_ITO
@@ -92,6 +91,8 @@ def lagrange_angles(rate, theta0: float, times: np.ndarray) -> np.ndarray:
     RuntimeError
         Where the solver gives up (its return code is named).
     """
+    from .._ode import ode  # not scipy.integrate: its import costs a cold start 0.3 s
+
     solver = ode(rate).set_integrator("dop853", **LAGRANGE_TOLERANCES)
     solver.set_initial_value([theta0, 0.0], float(times[0]))
     angles = np.empty(len(times))
