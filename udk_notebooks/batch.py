@@ -553,7 +553,7 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
     if stay is None:
         at = int(index[0])
         if (at < grid.size - 1 and not view.failures and (_on_one_index(index) if together is None else together)
-                and np.maximum.reduce(np.abs(y), axis=None) <= view.lowest_limit):  # the common step: nobody stopped
+                and _largest(y) <= view.lowest_limit):  # the common step: nobody stopped
             _store(run, view, at, live, y, contacts)
             return live, view, y, k1, g, index
         stay = np.ones(live.size, dtype=bool)
@@ -633,12 +633,24 @@ def _watch_residuals(run, rows) -> None:
         return
     peak = run.residual_peak
     for value in rows:
-        largest = np.maximum.reduce(np.abs(value), axis=None)
+        largest = _largest(value)
         if not largest <= peak:  # larger, or NaN
             peak = float(largest) if largest == largest else None
             if peak is None:
                 break
     run.residual_peak = peak
+
+
+def _largest(values):
+    """``max |values|`` (NaN if any value is NaN) from the largest and smallest value: no array of ``|values|``.
+
+    ``values`` is an array or a number (a residual free of the state). Called at every step on the whole stack,
+    where a temporary costs as much as the reduction.
+    """
+    if not isinstance(values, np.ndarray):
+        return abs(values)
+    top, bottom = np.maximum.reduce(values, axis=None), np.minimum.reduce(values, axis=None)  # NaN propagates to both
+    return top if top >= -bottom else -bottom
 
 
 def _residual_rows(view) -> np.ndarray:

@@ -412,8 +412,7 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
         status[i], stopped_at[i] = "diverged", grid[j]
         message[i] = (f"a constraint residual reached {worst:.3g}, past {DIVERGENCE_FACTOR:g} times "
                       "the start's scale squared (DIVERGENCE_FACTOR)")
-    for i in np.flatnonzero(status == "refused"):
-        states[i] = np.nan
+    # refused members hold NaN already: the records start as NaN with contacts, else _blank_unwritten filled them
     modes = mode_times = None
     if cm.n_friction:
         modes, mode_times = [], []
