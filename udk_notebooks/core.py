@@ -1036,7 +1036,8 @@ class StackedGram:
             g, lam = _dot_pair(row, x, a)
             # The check on the whole stack at once (a NaN fails the first test, an inf the second); member by
             # member only when some member fails it
-            if np.minimum.reduce(g, initial=np.inf) > TINY_GRAM and np.maximum.reduce(g, initial=0.0) < np.inf:
+            # (array methods: a reduction's keywords cost more than a short stack's reduction itself)
+            if G == 0 or (g.min() > TINY_GRAM and g.max() < np.inf):
                 ok = solved
             else:
                 ok = np.isfinite(g) & (g > TINY_GRAM)
@@ -1100,7 +1101,7 @@ class StackedGram:
         if usable is None:
             usable = np.isfinite(a).all(axis=0) & np.isfinite(XA).all(axis=(0, 1))
         self._solved = usable
-        if np.count_nonzero(usable) < usable.size:  # those members go to the one-by-one route (ok False)
+        if not usable.all():  # those members go to the one-by-one route (ok False)
             a, XA = np.where(usable, a, 0.0), np.where(usable, XA, 0.0)
         return a, XA
 
