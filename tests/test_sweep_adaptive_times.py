@@ -46,3 +46,20 @@ def test_a_refused_first_member_does_not_decide_the_times():
     assert list(result.status) == ["refused", "ok"]
     np.testing.assert_array_equal(result.t, simulate(PENDULUM, SPAN, Q0, QD0, method="RK45", **LOOSE).t)
     assert np.isnan(result.q[0]).all() and np.isfinite(result.q[1]).all()
+
+
+def test_switching_instants_of_the_first_member_do_not_refuse_the_others():
+    """The first member's times hold its stick instant twice (before and after the switch): a t_eval must not."""
+    from udk_notebooks.examples import incline_friction
+
+    model = incline_friction.model().compile()
+    grid = [dict(alpha=0.5, mu=mu, mu_s=mu) for mu in (0.8, 0.3)]  # the first sticks, the second slides back
+    start = incline_friction.initial_state(3.0, alpha=0.5)
+    result = sweep(model, SPAN, start[0], start[1], params=grid, method="RK45")
+    assert list(result.status) == ["ok", "ok"]
+    assert np.diff(result.t).min() == 0.0  # the first member's own times, the switching instant twice
+    second = simulate(model, SPAN, start[0], start[1], params=grid[1], method="RK45", t_eval=np.unique(result.t))
+    at = np.searchsorted(second.t, result.t)  # its sample at each time (its first, where it has two)
+    np.testing.assert_array_equal(result.q[1], second.q[at])
+    np.testing.assert_array_equal(result.modes[1], second.modes)
+    assert result.modes[0][-1, 0] == 0 and result.modes[1][-1, 0] == -1

@@ -522,13 +522,17 @@ def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, opti
     # An adaptive run chooses its own steps: without `t_eval` the members share the times of the first one that
     # ran to the end, and every other member is run with them as its `t_eval` (sampled by its integrator's
     # dense output, never interpolated linearly from its own steps)
+    # (a switching instant appears twice in a run's times, before and after the switch: t_eval takes it once, and
+    # each member's sample there is its first, as for the first member's own)
     common = None if method in ADAPTIVE_METHODS and options.get("t_eval") is None else options
+    times = None
     for i in range(B):
         outcome = _single_outcome(cm, t_span, q0[i], qd0[i], params[i], stabs[i], method, step,
                                   options if common is None else common)
         runs[i], status[i], message[i], stopped_at[i] = outcome
         if common is None and status[i] == "ok":
-            common = {**options, "t_eval": runs[i].t}
+            times = runs[i].t
+            common = {**options, "t_eval": np.unique(times)}
             for j in range(i):  # the members before it (stopped or refused) again, sampled at those times
                 runs[j], status[j], message[j], stopped_at[j] = _single_outcome(
                     cm, t_span, q0[j], qd0[j], params[j], stabs[j], method, step, common)
@@ -539,7 +543,9 @@ def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, opti
     # Friction switches add output times per member. With `t_eval` every run, fixed-step or adaptive, holds
     # exactly those samples (simulate steps to each one, or samples its dense output); without it fixed-step
     # runs share the step grid and adaptive ones the times of the first member that ran to the end.
-    if common is not None and common.get("t_eval") is not None:
+    if times is not None:
+        t = times
+    elif common is not None and common.get("t_eval") is not None:
         t = np.asarray(common["t_eval"], dtype=float)
     elif method in FIXED_STEP_METHODS:
         t = _fixed_grid(t_span, step)
@@ -550,7 +556,7 @@ def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, opti
         else:
             farthest = max(reached)[1]
             t = runs[farthest].t
-            common = {**options, "t_eval": t}
+            common = {**options, "t_eval": np.unique(t)}
             for j in range(B):
                 if j != farthest and runs[j] is not None:
                     runs[j], status[j], message[j], stopped_at[j] = _single_outcome(
