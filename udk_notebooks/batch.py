@@ -178,6 +178,15 @@ class _View:
         # read at every stage, so looked up once
         self.n, self.entries, self.rows_count, self.stabilized = n, len(cm.nonzero), cm.n_holonomic + m, batch.stabilized
         self._entry_rows = list(enumerate(cm.nonzero.tolist()))
+        # Stabilized, b is read from the terms as _stabilize adds the correction (one copy per stage less): per
+        # row of b its entry among the terms (None: a structural zero); the other entries are copied as before
+        first_b = k + n + m * n
+        self._b_terms = [None] * m
+        for j, row in self._entry_rows:
+            if first_b <= row < first_b + m:
+                self._b_terms[row - first_b] = j
+        self._copied = [(j, row) for j, row in self._entry_rows
+                        if not (batch.stabilized and first_b <= row < first_b + m)]
         self._mass_ok = self.mass is not None and bool(self.mass.ok.all())
         # M^{-1} Q of the last stage (StackMotion.free), reused while M is constant, trusted, and no entry of Q
         # changes (a Q of the parameters alone, as gravity's -m g, comes back as the same array: solved once)
@@ -257,7 +266,7 @@ class _View:
         L = Y.shape[1]
         terms = cm.terms_batch(t, Y[:n], Y[n:], self.p_rows, self.prepared)
         buf, last = self.buffer, self._written
-        for j, row in self._entry_rows:
+        for j, row in self._copied:
             value = terms[j]
             if value is not last[j]:  # an entry of the parameters alone comes back as the same array: copied once
                 buf[row] = last[j] = value
@@ -267,7 +276,7 @@ class _View:
         self.residuals = terms[E:E + self.rows_count]  # phi, (phi', psi) here: a step's sample keeps them
         b, correction = self.b, None
         if self.stabilized:
-            b, correction = self._stabilize(self.residuals)
+            b, correction = self._stabilize(self.residuals, terms)
         F = self._friction(terms[E + self.rows_count:]) if self.modes.shape[1] else None
         self.friction = F
         out = np.empty((2 * n, L))
@@ -284,12 +293,13 @@ class _View:
                 self._hand_over(t, Y, slice(None), sol, mass, correction, out, None)
         return out, g, ratios
 
-    def _stabilize(self, residuals) -> tuple[np.ndarray, np.ndarray]:
+    def _stabilize(self, residuals, terms) -> tuple[np.ndarray, np.ndarray]:
         """``b`` with Baumgarte's correction added, and the correction (Beshaw 2014, Eq. 20), rows (m, L).
 
         ``residuals`` are ``phi`` then ``(phi', psi)`` as :meth:`CompiledModel.terms_batch` gives them; the
         correction is ``-2 alpha phi' - beta^2 phi`` for a holonomic row and ``-gamma psi`` for a nonholonomic one
-        (:meth:`Baumgarte.correction`), computed into the view's work arrays.
+        (:meth:`Baumgarte.correction`), computed into the view's work arrays. ``terms`` is the stage's output of
+        :meth:`CompiledModel.terms_batch`, whose entries of ``b`` are read from it (not copied into the buffer).
         """
         nh, product = self.holonomic, self._product
         for i, row in enumerate(self._correction_rows):  # row i: phi is residuals[i], its rate residuals[nh + i]
@@ -298,7 +308,13 @@ class _View:
                 row -= np.multiply(self.b2, residuals[i], out=product)
             else:
                 np.multiply(self.mg, residuals[nh + i], out=row)
-        return np.add(self.b, self._correction, out=self._stabilized_b), self._correction
+        stabilized = self._stabilized_b
+        for i, j in enumerate(self._b_terms):  # b + correction, b's entries straight from the terms
+            if j is None:
+                stabilized[i] = self._correction[i]
+            else:
+                np.add(terms[j], self._correction[i], out=stabilized[i])
+        return stabilized, self._correction
 
     def _friction(self, data) -> np.ndarray:
         """The contacts' data, shape (k, 4 + n, L): per contact ``s``, its drift, ``mu``, ``mu_s``, ``ds/dq'``."""
@@ -553,7 +569,7 @@ def _advance_members(batch, run, view, live, stay, index, y, k1, g, grid, limit,
     if stay is None:
         at = int(index[0])
         if (at < grid.size - 1 and not view.failures and (_on_one_index(index) if together is None else together)
-                and np.maximum.reduce(np.abs(y), axis=None) <= view.lowest_limit):  # the common step: nobody stopped
+                and _largest(y) <= view.lowest_limit):  # the common step: nobody stopped
             _store(run, view, at, live, y, contacts)
             return live, view, y, k1, g, index
         stay = np.ones(live.size, dtype=bool)
@@ -633,12 +649,24 @@ def _watch_residuals(run, rows) -> None:
         return
     peak = run.residual_peak
     for value in rows:
-        largest = np.maximum.reduce(np.abs(value), axis=None)
+        largest = _largest(value)
         if not largest <= peak:  # larger, or NaN
             peak = float(largest) if largest == largest else None
             if peak is None:
                 break
     run.residual_peak = peak
+
+
+def _largest(values):
+    """``max |values|`` (NaN if any value is NaN) from the largest and smallest value: no array of ``|values|``.
+
+    ``values`` is an array or a number (a residual free of the state). Called at every step on the whole stack,
+    where a temporary costs as much as the reduction.
+    """
+    if not isinstance(values, np.ndarray):
+        return abs(values)
+    top, bottom = np.maximum.reduce(values, axis=None), np.minimum.reduce(values, axis=None)  # NaN propagates to both
+    return top if top >= -bottom else -bottom
 
 
 def _residual_rows(view) -> np.ndarray:

@@ -947,6 +947,23 @@ TINY_GRAM = 1e-290
 have lost digits to underflow); such members go to :func:`solve`, which scales the row first."""
 
 
+def _dot_pair(u: np.ndarray, v: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(sum_j u[j] v[j], sum_j u[j] w[j])`` over the first axis, the same sums as :func:`_dot` gives each.
+
+    One work array serves both (a one-row Gram matrix and ``A a`` at every integrator stage: each
+    temporary of a stack's length costs as much as an operation). ``w`` may be (n, 1) (it broadcasts).
+    """
+    if u.shape[0] > 8:
+        return _dot(u, v), _dot(u, w)
+    first, second = u[0] * v[0], u[0] * w[0]
+    if u.shape[0] > 1:
+        term = np.empty_like(first)
+        for j in range(1, u.shape[0]):  # accumulated in place, in the order _dot adds
+            first += np.multiply(u[j], v[j], out=term)
+            second += np.multiply(u[j], w[j], out=term)
+    return first, second
+
+
 def _dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``sum_j u[j] v[j]`` over the first axis as row operations (a reduction over a short axis costs more)."""
     if u.shape[0] > 8:
@@ -1016,16 +1033,16 @@ class StackedGram:
             return
         if r == 1:  # one row (a pendulum): a handful of row operations, no LAPACK and no temporaries to stack
             row, x = A[0], self.XA[:, 0]
-            g = _dot(row, x)
+            g, lam = _dot_pair(row, x, a)
             # The check on the whole stack at once (a NaN fails the first test, an inf the second); member by
             # member only when some member fails it
-            if np.minimum.reduce(g, initial=np.inf) > TINY_GRAM and np.maximum.reduce(g, initial=0.0) < np.inf:
+            # (array methods: a reduction's keywords cost more than a short stack's reduction itself)
+            if G == 0 or (g.min() > TINY_GRAM and g.max() < np.inf):
                 ok = solved
             else:
                 ok = np.isfinite(g) & (g > TINY_GRAM)
                 g = np.where(ok, g, 1.0)
                 ok = ok & solved
-            lam = _dot(row, a)
             np.divide(np.subtract(b[0], lam, out=lam), g, out=lam)  # (b - A a) / g, in place
             qdd = np.multiply(x, lam, out=out) if a.shape == x.shape else x * lam  # (a (n, 1) broadcasts)
             qdd += a  # q'' = a + M^{-1} A^T lam, in the rows given
@@ -1084,7 +1101,7 @@ class StackedGram:
         if usable is None:
             usable = np.isfinite(a).all(axis=0) & np.isfinite(XA).all(axis=(0, 1))
         self._solved = usable
-        if np.count_nonzero(usable) < usable.size:  # those members go to the one-by-one route (ok False)
+        if not usable.all():  # those members go to the one-by-one route (ok False)
             a, XA = np.where(usable, a, 0.0), np.where(usable, XA, 0.0)
         return a, XA
 

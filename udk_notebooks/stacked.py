@@ -50,6 +50,8 @@ class MassSolve:
         self.elementwise = kind == "diagonal"
         # one diagonal for every member, of a few entries: a row times a number costs less than a broadcast
         self._entries = data[:, 0].tolist() if kind == "diagonal" and data.shape[1] == 1 and data.shape[0] <= 8 else None
+        # M = I (unit point masses): M^{-1} X is X itself, and a product by 1.0 would change no digit
+        self._identity = self._entries is not None and all(entry == 1.0 for entry in self._entries)
 
     def take(self, members) -> "MassSolve":
         """The solver of some members (a slice or an index array)."""
@@ -62,7 +64,12 @@ class MassSolve:
         return MassSolve(self.kind, self.data[members], self.ok[members])
 
     def column(self, X: np.ndarray) -> np.ndarray:
-        """``M^{-1} X`` for one column per member, ``X`` of shape (n, G) (an elementwise solver's fast path)."""
+        """``M^{-1} X`` for one column per member, ``X`` of shape (n, G) (an elementwise solver's fast path).
+
+        With ``M = I`` the result is ``X`` itself (not a copy): callers read it, they never write into it.
+        """
+        if self._identity:
+            return X
         if self._entries is not None:
             out = np.empty(X.shape)
             for j, entry in enumerate(self._entries):

@@ -114,7 +114,7 @@ def _along(y: np.ndarray, step, rate: np.ndarray) -> np.ndarray:
 
 def _check_member_steps(y: np.ndarray, h) -> None:
     """A step per member must come with a stack whose last axis holds the members (shape (d, L))."""
-    if np.ndim(h) and (np.ndim(y) != 2 or np.shape(h) != (np.shape(y)[1],)):
+    if not isinstance(h, float) and np.ndim(h) and (np.ndim(y) != 2 or np.shape(h) != (np.shape(y)[1],)):
         raise ValueError(f"one step per member needs `y` of shape (d, L) and `h` of shape (L,) (the members along the "
                          f"last axis); got y {np.shape(y)} and h {np.shape(h)}")
 

@@ -66,7 +66,10 @@ class SweepResult:
     Attributes
     ----------
     t : ndarray, shape (N,)
-        Output times (the fixed-step grid, or the ``t_eval`` asked for).
+        Output times (the fixed-step grid, or the ``t_eval`` asked for; for an
+        adaptive method without ``t_eval``, the steps of the first member that
+        ran to the end, at which every other member is sampled by its own
+        integrator's dense output).
     q, qd : ndarray, shape (B, N, n)
         Coordinates and velocities; NaN after a member stopped. From the
         batch these and the residuals are views of its record, written one
@@ -242,6 +245,12 @@ def sweep(
         ``project``, ...) runs the members one by one. Run one by one, a
         fixed-step sweep with ``t_eval`` is sampled as ``simulate`` samples
         it: at the ``t_eval`` times, each one stepped to, never interpolated.
+        An adaptive sweep without ``t_eval`` takes the steps of the first
+        member that runs to the end as its times and runs every other member
+        with them as ``t_eval``: each is sampled by its own integrator's dense
+        output (:func:`scipy.integrate.solve_ivp`'s interpolant, of the
+        method's order), not interpolated linearly between its own steps
+        (members before that one run twice).
 
     Returns
     -------
@@ -412,8 +421,7 @@ def _result(cm, batch, grid, run, y0, limit, status, message, members) -> SweepR
         status[i], stopped_at[i] = "diverged", grid[j]
         message[i] = (f"a constraint residual reached {worst:.3g}, past {DIVERGENCE_FACTOR:g} times "
                       "the start's scale squared (DIVERGENCE_FACTOR)")
-    for i in np.flatnonzero(status == "refused"):
-        states[i] = np.nan
+    # refused members hold NaN already: the records start as NaN with contacts, else _blank_unwritten filled them
     modes = mode_times = None
     if cm.n_friction:
         modes, mode_times = [], []
@@ -508,27 +516,51 @@ def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, opti
     a friction law without solution) is "failed".
     """
     B = len(params)
-    runs, status, message = [], np.array(["ok"] * B, dtype=object), [""] * B
+    runs, status, message = [None] * B, np.array(["ok"] * B, dtype=object), [""] * B
     stopped_at = np.full(B, np.nan)
     bar = _progress(B, progress and B > 20)
+    # An adaptive run chooses its own steps: without `t_eval` the members share the times of the first one that
+    # ran to the end, and every other member is run with them as its `t_eval` (sampled by its integrator's
+    # dense output, never interpolated linearly from its own steps)
+    # (a switching instant appears twice in a run's times, before and after the switch: t_eval takes it once, and
+    # each member's sample there is its first, as for the first member's own)
+    common = None if method in ADAPTIVE_METHODS and options.get("t_eval") is None else options
+    times = None
     for i in range(B):
-        run, status[i], message[i], stopped_at[i] = _single_outcome(cm, t_span, q0[i], qd0[i], params[i], stabs[i],
-                                                                    method, step, options)
-        runs.append(run)
+        outcome = _single_outcome(cm, t_span, q0[i], qd0[i], params[i], stabs[i], method, step,
+                                  options if common is None else common)
+        runs[i], status[i], message[i], stopped_at[i] = outcome
+        if common is None and status[i] == "ok":
+            times = runs[i].t
+            common = {**options, "t_eval": np.unique(times)}
+            for j in range(i):  # the members before it (stopped or refused) again, sampled at those times
+                runs[j], status[j], message[j], stopped_at[j] = _single_outcome(
+                    cm, t_span, q0[j], qd0[j], params[j], stabs[j], method, step, common)
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
     # Friction switches add output times per member. With `t_eval` every run, fixed-step or adaptive, holds
-    # exactly those samples (simulate steps to each one); without it fixed-step runs share the step grid
-    # and adaptive ones are sampled at the first run's times.
-    if options.get("t_eval") is not None:
-        t = np.asarray(options["t_eval"], dtype=float)
+    # exactly those samples (simulate steps to each one, or samples its dense output); without it fixed-step
+    # runs share the step grid and adaptive ones the times of the first member that ran to the end.
+    if times is not None:
+        t = times
+    elif common is not None and common.get("t_eval") is not None:
+        t = np.asarray(common["t_eval"], dtype=float)
     elif method in FIXED_STEP_METHODS:
         t = _fixed_grid(t_span, step)
-    else:
-        first = next((r for r in runs if r is not None), None)  # none at all when every member was refused
-        t = np.asarray(t_span, dtype=float)[:1] if first is None else first.t
+    else:  # adaptive, and no member ran to the end: the times of the one that got farthest, the others again
+        reached = [(r.t[-1], i) for i, r in enumerate(runs) if r is not None and r.t.size]
+        if not reached:  # every member was refused
+            t = np.asarray(t_span, dtype=float)[:1]
+        else:
+            farthest = max(reached)[1]
+            t = runs[farthest].t
+            common = {**options, "t_eval": np.unique(t)}
+            for j in range(B):
+                if j != farthest and runs[j] is not None:
+                    runs[j], status[j], message[j], stopped_at[j] = _single_outcome(
+                        cm, t_span, q0[j], qd0[j], params[j], stabs[j], method, step, common)
     N = t.size
     P = [cm.parameters(p) for p in params]
     members = [dict(zip(cm.parameter_names, p.tolist()), stabilization=s) for p, s in zip(P, stabs)]
@@ -543,18 +575,21 @@ def _one_by_one(cm, t_span, q0, qd0, params, stabs, method, step, progress, opti
 
 
 def _on_times(run, field: str, width: int, t: np.ndarray) -> np.ndarray:
-    """A run's ``field`` at the times ``t``, shape (N, width): its own samples where it has them, NaN after its end."""
+    """A run's ``field`` at the times ``t``, shape (N, width): its own samples where it has them, NaN after its end.
+
+    Every member's samples are at the sweep's times (the step grid, ``t_eval``, or the common times of an adaptive
+    sweep); a sample the run does not have is NaN, never interpolated.
+    """
     out = np.full((t.size, width), np.nan)
     if run is None or not run.t.size:
         return out
     values = getattr(run, field).reshape(run.t.size, width)
     at = np.clip(np.searchsorted(run.t, t), 0, run.t.size - 1)
     exact = run.t[at] == t
-    if exact.all() or (exact | (t > run.t[-1])).all():  # the run's own samples (NaN after it stopped)
-        out[exact] = values[at[exact]]
-    else:
-        reached = t <= run.t[-1]
-        out[reached] = np.array([np.interp(t[reached], run.t, values[:, j]) for j in range(width)]).T
+    if not (exact | (t > run.t[-1])).all():
+        raise RuntimeError("a sweep member has no sample at some of the sweep's times before its end; interpolating "
+                           "would be a silent wrong answer (please report this)")
+    out[exact] = values[at[exact]]
     return out
 
 
