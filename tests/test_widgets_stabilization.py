@@ -246,3 +246,46 @@ def test_the_reference_bob_is_the_angle_route_at_every_setting_though_kept_acros
             assert result.values[name] == value
             np.testing.assert_array_equal(result.reference, route(result.t, explorer.values["angle"])[0])
     assert calls == [0.7, 0.7]  # the angle's change and the step's (a new time grid); none for the gains
+
+
+def test_a_gain_change_runs_only_the_baumgarte_runs_and_the_plain_ones_are_simulate_s(explorer, monkeypatch):
+    """The plain runs are kept across changes of alpha and beta, and run again when step, angle or horizon move."""
+    simulate, calls = module.simulate, []
+
+    def counted(model, t_span, *args, stabilization=None, **kwargs):
+        calls.append(stabilization is not None)
+        return simulate(model, t_span, *args, stabilization=stabilization, **kwargs)
+
+    monkeypatch.setattr(module, "simulate", counted)
+    explorer.set(horizon=2.0)
+    assert calls == [False, False, True, True]  # a new simulate and a new horizon: all four
+    for name, value, stabilized_only in [("alpha", 12.0, True), ("beta", 7.0, True), ("step", 0.02, False),
+                                         ("alpha", 3.0, True), ("angle", 0.6, False), ("horizon", 1.5, False)]:
+        calls.clear()
+        explorer.controls[name].value = value
+        assert explorer.error == ""
+        assert calls == ([True, True] if stabilized_only else [False, False, True, True]), name
+        for method in METHODS:  # what is kept is what simulate gives at the current values, to the last bit
+            for stabilized in (False, True):
+                run, direct = explorer.result.runs[method, stabilized], direct_run(explorer, method, stabilized)
+                np.testing.assert_array_equal(run.t, direct.t)
+                np.testing.assert_array_equal(run.q, direct.q)
+                np.testing.assert_array_equal(explorer._drift[method, stabilized].get_ydata(),
+                                              np.abs(direct.position_residual[:, 0]))
+
+
+def test_a_kept_plain_run_that_failed_is_noted_again_after_a_gain_change(explorer, monkeypatch):
+    simulate = module.simulate
+
+    def picky(model, t_span, *args, method, stabilization=None, **kwargs):
+        if method == "euler" and stabilization is None:
+            raise FloatingPointError("the state became non-finite")
+        return simulate(model, t_span, *args, method=method, stabilization=stabilization, **kwargs)
+
+    monkeypatch.setattr(module, "simulate", picky)
+    explorer.set(horizon=2.0)
+    explorer.set(alpha=20.0)
+    assert explorer.error == ""
+    assert explorer.result.failures == {("euler", False): "FloatingPointError: the state became non-finite"}
+    assert explorer._note.get_text() == "Euler: run failed"
+    assert set(explorer.result.runs) == {("euler", True), ("rk4", False), ("rk4", True)}

@@ -116,6 +116,20 @@ class StabilizationResult:
         return None if run is None else np.abs(run.position_residual).max(axis=1)
 
 
+def _run(gain: Baumgarte | None, method: str, step: float, angle: float, horizon: float) -> Trajectory:
+    """One run of the explorer: the pendulum released from rest at ``angle``, by ``simulate`` itself."""
+    q0, qd0 = chain.pendulum_initial_state(angle)
+    return simulate(compiled_model(), (0.0, horizon), q0, qd0, method=method, step=step, stabilization=gain)
+
+
+def _outcome(function, *args):
+    """``function(*args)``, or the exception it raised (kept to be raised again where the run is read)."""
+    try:
+        return function(*args)
+    except Exception as exc:
+        return exc
+
+
 class StabilizationExplorer(Explorer):
     """Sliders for ``alpha``, ``beta``, ``step``, ``angle`` and ``horizon`` over three panels.
 
@@ -150,6 +164,7 @@ class StabilizationExplorer(Explorer):
         kwargs.setdefault("title", "Drift of the Cartesian pendulum, with and without Baumgarte stabilization "
                                    "(Baumgarte 1972; Beshaw 2014, Theorems 1-2)")
         self._last_reference = None  # ((angle, times), reference positions) of the last change
+        self._last_plain = None  # ((step, angle, horizon, simulate), plain run or error per method) of the last change
         super().__init__(self.simulate, self.table, extra={"horizon": self.horizon}, **kwargs)
 
     # -- model -----------------------------------------------------------------
@@ -158,16 +173,17 @@ class StabilizationExplorer(Explorer):
 
         Raises the first error only when no run completes; a refused gain is recorded instead.
         """
-        cm = compiled_model()
-        q0, qd0 = chain.pendulum_initial_state(angle)
         gain = Baumgarte(alpha, beta)
         E = gain.error_matrix(1, 0)
+        plain = self._plain_runs(step, angle, horizon)
         runs, refusals, failures, errors = {}, {}, {}, []
         for method in METHODS:
             for stabilized in (False, True):
                 try:
-                    runs[method, stabilized] = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step,
-                                                        stabilization=gain if stabilized else None)
+                    outcome = _run(gain, method, step, angle, horizon) if stabilized else plain[method]
+                    if isinstance(outcome, Exception):  # a plain run that failed, kept with the plain runs
+                        raise outcome
+                    runs[method, stabilized] = outcome
                 except UnstableGainError as exc:
                     refusals[method] = str(exc)
                     errors.append(exc)
@@ -181,6 +197,19 @@ class StabilizationExplorer(Explorer):
         reports = {method: stability(method, step, E) for method in METHODS}
         values = {"alpha": alpha, "beta": beta, "step": step, "angle": angle, "horizon": horizon}
         return StabilizationResult(runs, refusals, failures, reports, np.linalg.eigvals(E), t, reference, values)
+
+    def _plain_runs(self, step: float, angle: float, horizon: float) -> dict:
+        """Per method, the run without stabilization (or the error it raised), kept for the last step, angle and horizon.
+
+        A gain moves none of them: a drag of ``alpha`` or ``beta`` integrates
+        the two Baumgarte runs only. The key holds :func:`simulate` itself, so
+        that a run by another ``simulate`` (a test's stand-in) is never reused.
+        """
+        key = (float(step), float(angle), float(horizon), simulate)
+        if self._last_plain is None or self._last_plain[0] != key:
+            self._last_plain = (key, {method: _outcome(_run, None, method, step, angle, horizon)
+                                      for method in METHODS})
+        return self._last_plain[1]
 
     def _reference_positions(self, t: np.ndarray, angle: float) -> np.ndarray:
         """The bob from the angle equation at the times ``t``, kept for the last angle and times.
