@@ -230,22 +230,41 @@ def test_updates_on_screen_match_a_full_redraw(explorer):
 
 
 def test_the_reference_bob_is_the_angle_route_at_every_setting_though_kept_across_gain_changes(explorer):
-    """The angle equation is solved again only when the angle or the time grid moves (a gain moves neither)."""
+    """The angle equation is solved up to the shown instant on a slider change, on the whole grid when
+    ``reference`` is read or a frame moves, and again only when the angle or the time grid moves."""
     calls = []
     route = chain.angle_route_state
 
     def counted(t, angle, *args, **kwargs):
-        calls.append(angle)
+        calls.append((angle, len(t)))
         return route(t, angle, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(chain, "angle_route_state", counted)
+        explorer.controls["frame"].value = 40
+        assert calls == [(1.0, 501)]  # the animation needs every instant: the whole grid, once
         for name, value in [("alpha", 3.0), ("beta", 4.0), ("angle", 0.7), ("alpha", 2.0), ("step", 0.02)]:
+            calls.clear()
             explorer.controls[name].value = value
             result = explorer.result
+            j = explorer.frame_index(result.t)
+            whole, _ = route(result.t, explorer.values["angle"])
+            up_to_now, _ = route(result.t[: j + 1], explorer.values["angle"])
+            # the bob on screen: the route up to the instant (its steps are the whole run's but the last)
+            np.testing.assert_array_equal(explorer._reference.get_xydata()[0],
+                                          whole[j] if name in ("alpha", "beta") else up_to_now[-1])
+            np.testing.assert_allclose(up_to_now[-1], whole[j], rtol=0, atol=1e-12)
+            assert calls == ([] if name in ("alpha", "beta") else [(0.7, j + 1)]), name
+            calls.clear()
             assert result.values[name] == value
-            np.testing.assert_array_equal(result.reference, route(result.t, explorer.values["angle"])[0])
-    assert calls == [0.7, 0.7]  # the angle's change and the step's (a new time grid); none for the gains
+            np.testing.assert_array_equal(result.reference, whole)
+            assert calls == ([] if name in ("alpha", "beta") else [(0.7, len(result.t))]), name
+            calls.clear()
+            np.testing.assert_array_equal(result.reference, whole)  # solved once
+            assert calls == []
+    explorer.controls["frame"].value = 0  # the release point: nothing to integrate, the route's first row
+    explorer.set(angle=1.2)
+    np.testing.assert_array_equal(explorer._reference.get_xydata()[0], route(explorer.result.t, 1.2)[0][0])
 
 
 def test_a_gain_change_runs_only_the_baumgarte_runs_and_the_plain_ones_are_simulate_s(explorer, monkeypatch):

@@ -42,8 +42,9 @@ Eqs. (18)-(27), Theorems 1-2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -91,8 +92,9 @@ class StabilizationResult:
         Eigenvalues of Baumgarte's error matrix ``E`` (complex).
     t : ndarray, shape (N,)
         The common time grid.
-    reference : ndarray, shape (N, 2)
-        ``(x, y)`` from the angle equation at ``t``.
+    route : callable
+        ``times -> (x, y)`` of the angle equation at those times, shape (K, 2),
+        for times ``t[:K]`` (the explorer keeps what it solved).
     values : dict of str to float
         The slider values used.
     """
@@ -103,8 +105,22 @@ class StabilizationResult:
     reports: dict
     eigenvalues: np.ndarray
     t: np.ndarray
-    reference: np.ndarray
+    route: Callable[[np.ndarray], np.ndarray] = field(repr=False)
     values: dict
+
+    @property
+    def reference(self) -> np.ndarray:
+        """``(x, y)`` from the angle equation at ``t``, shape (N, 2), solved when first read.
+
+        Panel (b) shows one instant: a slider change solves the angle equation
+        up to that instant only (:meth:`reference_at`).
+        """
+        return self.route(self.t)
+
+    def reference_at(self, index: int) -> np.ndarray:
+        """``(x, y)`` from the angle equation at ``t[index]``, shape (2,): from :attr:`reference` when it was
+        solved already, else from the angle equation solved up to that time only."""
+        return self.route(self.t[: index + 1], part=True)[index]
 
     def shown(self, method: str) -> Trajectory | None:
         """The run whose bob is drawn: the Baumgarte run, else the plain one, else None."""
@@ -163,7 +179,7 @@ class StabilizationExplorer(Explorer):
     def __init__(self, **kwargs):
         kwargs.setdefault("title", "Drift of the Cartesian pendulum, with and without Baumgarte stabilization "
                                    "(Baumgarte 1972; Beshaw 2014, Theorems 1-2)")
-        self._last_reference = None  # ((angle, times), reference positions) of the last change
+        self._last_reference = []  # ((angle, times), reference positions) of the last two solved
         self._last_plain = None  # ((step, angle, horizon, simulate), plain run or error per method) of the last change
         super().__init__(self.simulate, self.table, extra={"horizon": self.horizon}, **kwargs)
 
@@ -193,10 +209,10 @@ class StabilizationExplorer(Explorer):
         if not runs:
             raise errors[0]
         t = max((run.t for run in runs.values()), key=len)  # a diverged run stops early; the clock runs on
-        reference = self._reference_positions(t, angle)
         reports = {method: stability(method, step, E) for method in METHODS}
         values = {"alpha": alpha, "beta": beta, "step": step, "angle": angle, "horizon": horizon}
-        return StabilizationResult(runs, refusals, failures, reports, np.linalg.eigvals(E), t, reference, values)
+        return StabilizationResult(runs, refusals, failures, reports, np.linalg.eigvals(E), t,
+                                   route=partial(self._reference_positions, angle=angle, grid=t), values=values)
 
     def _plain_runs(self, step: float, angle: float, horizon: float) -> dict:
         """Per method, the run without stabilization (or the error it raised), kept for the last step, angle and horizon.
@@ -211,16 +227,32 @@ class StabilizationExplorer(Explorer):
                                       for method in METHODS})
         return self._last_plain[1]
 
-    def _reference_positions(self, t: np.ndarray, angle: float) -> np.ndarray:
-        """The bob from the angle equation at the times ``t``, kept for the last angle and times.
+    def _reference_positions(self, t: np.ndarray, angle: float, grid: np.ndarray, part: bool = False) -> np.ndarray:
+        """The bob from the angle equation at the times ``t``, the first times of ``grid``.
 
-        A change of a gain moves neither, and the DOP853 run at ``rtol = 1e-12``
-        costs as much as one of the four integrations.
+        The DOP853 run at ``rtol = 1e-12`` costs as much as two of the four
+        integrations, and a slider change shows one instant of it: with
+        ``part``, the positions at the whole ``grid`` are returned when they are kept,
+        else those at ``t`` alone (the instant's prefix of the grid). What was
+        solved is kept for the last two (angle, times): a change of a gain
+        moves neither, nor does a frame change once the whole grid is solved.
         """
+        if part:
+            kept = self._kept_reference(grid, angle)
+            if kept is not None:
+                return kept
+        positions = self._kept_reference(t, angle)
+        if positions is None:
+            if t.size == 1:  # the release point itself: the route's first row, nothing to integrate
+                positions = chain.pendulum_initial_state(angle)[0][None]
+            else:
+                positions = chain.angle_route_state(t, angle)[0]
+            self._last_reference = [((float(angle), t.tobytes()), positions), *self._last_reference[:1]]
+        return positions
+
+    def _kept_reference(self, t: np.ndarray, angle: float) -> np.ndarray | None:
         key = (float(angle), t.tobytes())
-        if self._last_reference is None or self._last_reference[0] != key:
-            self._last_reference = (key, chain.angle_route_state(t, angle)[0])
-        return self._last_reference[1]
+        return next((positions for kept, positions in self._last_reference if kept == key), None)
 
     def animation(self, frames: int = 60, **options):
         """The bob of the shown RK4 run (Euler's when RK4 has none) as a kernel-free animation."""
@@ -301,7 +333,8 @@ class StabilizationExplorer(Explorer):
     def data_limits(self, result: StabilizationResult):
         ax_drift, ax_bob, ax_stab = self._axes
         shown = [run.q for run in map(result.shown, METHODS) if run is not None]
-        points = np.concatenate([*shown, result.reference, [[-LENGTH, -LENGTH], [LENGTH, LENGTH]]])
+        # The reference runs on the circle, inside the square [-l, l]^2 that is in the view anyway.
+        points = np.concatenate([*shown, [[-LENGTH, -LENGTH], [LENGTH, LENGTH]]])
         points = np.clip(points, -BOB_VIEW * LENGTH, BOB_VIEW * LENGTH)  # a bob far off the circle leaves the view
         return {
             ax_bob: (_extent(points[:, 0]), _extent(points[:, 1])),
@@ -361,11 +394,12 @@ class StabilizationExplorer(Explorer):
         self._draw_instant(result)
 
     def draw_frame(self, result: StabilizationResult, frame: int) -> None:
-        self._draw_instant(result)
+        self._draw_instant(result, whole=True)
 
-    def _draw_instant(self, result: StabilizationResult) -> None:
+    def _draw_instant(self, result: StabilizationResult, whole: bool = False) -> None:
+        """The instant's artists; ``whole`` solves the reference on the whole grid (the next frames need it)."""
         j = self.frame_index(result.t)
-        reference = result.reference[j]
+        reference = result.reference[j] if whole else result.reference_at(j)
         self._now.set_xdata([result.t[j], result.t[j]])
         self._reference.set_data([reference[0]], [reference[1]])
         self._rod.set_data([0.0, reference[0]], [0.0, reference[1]])
