@@ -41,6 +41,17 @@ def error_matrix(explorer: StabilizationExplorer) -> np.ndarray:
     return udk.Baumgarte(explorer.values["alpha"], explorer.values["beta"]).error_matrix(1, 0)
 
 
+def plain_euler_fails(simulate):
+    """``simulate``, but the plain Euler run raises (a non-finite state)."""
+
+    def picky(model, t_span, *args, method, stabilization=None, **kwargs):
+        if method == "euler" and stabilization is None:
+            raise FloatingPointError("the state became non-finite")
+        return simulate(model, t_span, *args, method=method, stabilization=stabilization, **kwargs)
+
+    return picky
+
+
 def assert_status_matches_check_gain(explorer: StabilizationExplorer) -> None:
     E, step = error_matrix(explorer), explorer.values["step"]
     for method, status in explorer.gain_status().items():
@@ -199,14 +210,7 @@ def test_forced_failure_keeps_the_last_result(explorer, monkeypatch):
 
 
 def test_failed_runs_are_noted_and_all_failing_raises(explorer, monkeypatch):
-    simulate = module.simulate
-
-    def picky(model, t_span, *args, method, stabilization=None, **kwargs):
-        if method == "euler" and stabilization is None:
-            raise FloatingPointError("the state became non-finite")
-        return simulate(model, t_span, *args, method=method, stabilization=stabilization, **kwargs)
-
-    monkeypatch.setattr(module, "simulate", picky)
+    monkeypatch.setattr(module, "simulate", plain_euler_fails(module.simulate))
     explorer.set(horizon=2.0)
     assert explorer.error == ""
     assert explorer.result.failures == {("euler", False): "FloatingPointError: the state became non-finite"}
@@ -294,14 +298,7 @@ def test_a_gain_change_runs_only_the_baumgarte_runs_and_the_plain_ones_are_simul
 
 
 def test_a_kept_plain_run_that_failed_is_noted_again_after_a_gain_change(explorer, monkeypatch):
-    simulate = module.simulate
-
-    def picky(model, t_span, *args, method, stabilization=None, **kwargs):
-        if method == "euler" and stabilization is None:
-            raise FloatingPointError("the state became non-finite")
-        return simulate(model, t_span, *args, method=method, stabilization=stabilization, **kwargs)
-
-    monkeypatch.setattr(module, "simulate", picky)
+    monkeypatch.setattr(module, "simulate", plain_euler_fails(module.simulate))
     explorer.set(horizon=2.0)
     explorer.set(alpha=20.0)
     assert explorer.error == ""
