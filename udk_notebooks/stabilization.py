@@ -216,7 +216,7 @@ class Baumgarte:
         return out
 
     def _one_sample(self, phi, velocity) -> np.ndarray | None:
-        """:meth:`correction` of one sample of a few finite rows in Python floats, or None for the general route.
+        """:meth:`correction` of one sample of a few rows in Python floats, or None for the general route.
 
         At every right-hand side of a stabilized run (a quarter of the cost of
         the numpy route there): each entry is the same IEEE product and
@@ -228,15 +228,15 @@ class Baumgarte:
                 and phi.dtype == velocity.dtype == np.float64 and phi.size <= velocity.size <= 64):
             return None
         phi_rows, velocity_rows = phi.tolist(), velocity.tolist()
-        if not math.isfinite(sum(phi_rows) + sum(velocity_rows)):  # a non-finite entry (or an overflowing sum)
-            return None  # the general route checks and explains it
-        damping, stiffness, first_order = -2.0 * self.alpha, self._beta_squared(), -self.gamma
-        n_h = len(phi_rows)
-        out = ([velocity_rows[i] * damping - stiffness * phi_rows[i] for i in range(n_h)]
-               + [value * first_order for value in velocity_rows[n_h:]])
-        # Python floats overflow (and make inf * 0 a nan) in silence where numpy warns: such a sample goes the
-        # numpy route, which gives the same numbers with its RuntimeWarning
-        if not (math.isfinite(damping) and math.isfinite(stiffness) and math.isfinite(sum(out))):
+        damping, stiffness = -2.0 * self.alpha, self._beta_squared()
+        out = [value * damping - stiffness * error for value, error in zip(velocity_rows, phi_rows)]
+        if len(velocity_rows) > len(out):
+            first_order = -self.gamma
+            out += [value * first_order for value in velocity_rows[len(out):]]
+        # A non-finite row or gain makes some entry non-finite (inf * 0 is a nan), and so does an overflow, which
+        # Python floats make in silence where numpy warns: such a sample goes the numpy route, which gives the
+        # same numbers with its checks and warnings. (A sum that overflows merely sends a sample there too.)
+        if not math.isfinite(sum(out)):
             return None
         return np.array(out, dtype=float)
 
