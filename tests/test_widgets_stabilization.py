@@ -41,6 +41,17 @@ def error_matrix(explorer: StabilizationExplorer) -> np.ndarray:
     return udk.Baumgarte(explorer.values["alpha"], explorer.values["beta"]).error_matrix(1, 0)
 
 
+def plain_euler_fails(simulate):
+    """``simulate``, but the plain Euler run raises (a non-finite state)."""
+
+    def picky(model, t_span, *args, method, stabilization=None, **kwargs):
+        if method == "euler" and stabilization is None:
+            raise FloatingPointError("the state became non-finite")
+        return simulate(model, t_span, *args, method=method, stabilization=stabilization, **kwargs)
+
+    return picky
+
+
 def assert_status_matches_check_gain(explorer: StabilizationExplorer) -> None:
     E, step = error_matrix(explorer), explorer.values["step"]
     for method, status in explorer.gain_status().items():
@@ -199,14 +210,7 @@ def test_forced_failure_keeps_the_last_result(explorer, monkeypatch):
 
 
 def test_failed_runs_are_noted_and_all_failing_raises(explorer, monkeypatch):
-    simulate = module.simulate
-
-    def picky(model, t_span, *args, method, stabilization=None, **kwargs):
-        if method == "euler" and stabilization is None:
-            raise FloatingPointError("the state became non-finite")
-        return simulate(model, t_span, *args, method=method, stabilization=stabilization, **kwargs)
-
-    monkeypatch.setattr(module, "simulate", picky)
+    monkeypatch.setattr(module, "simulate", plain_euler_fails(module.simulate))
     explorer.set(horizon=2.0)
     assert explorer.error == ""
     assert explorer.result.failures == {("euler", False): "FloatingPointError: the state became non-finite"}
@@ -230,19 +234,74 @@ def test_updates_on_screen_match_a_full_redraw(explorer):
 
 
 def test_the_reference_bob_is_the_angle_route_at_every_setting_though_kept_across_gain_changes(explorer):
-    """The angle equation is solved again only when the angle or the time grid moves (a gain moves neither)."""
+    """The angle equation is solved up to the shown instant on a slider change, on the whole grid when
+    ``reference`` is read or a frame moves, and again only when the angle or the time grid moves."""
     calls = []
     route = chain.angle_route_state
 
     def counted(t, angle, *args, **kwargs):
-        calls.append(angle)
+        calls.append((angle, len(t)))
         return route(t, angle, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(chain, "angle_route_state", counted)
+        explorer.controls["frame"].value = 40
+        assert calls == [(1.0, 501)]  # the animation needs every instant: the whole grid, once
         for name, value in [("alpha", 3.0), ("beta", 4.0), ("angle", 0.7), ("alpha", 2.0), ("step", 0.02)]:
+            calls.clear()
             explorer.controls[name].value = value
             result = explorer.result
+            j = explorer.frame_index(result.t)
+            whole, _ = route(result.t, explorer.values["angle"])
+            up_to_now, _ = route(result.t[: j + 1], explorer.values["angle"])
+            # the bob on screen: the route up to the instant (its steps are the whole run's but the last)
+            np.testing.assert_array_equal(explorer._reference.get_xydata()[0],
+                                          whole[j] if name in ("alpha", "beta") else up_to_now[-1])
+            np.testing.assert_allclose(up_to_now[-1], whole[j], rtol=0, atol=1e-12)
+            assert calls == ([] if name in ("alpha", "beta") else [(0.7, j + 1)]), name
+            calls.clear()
             assert result.values[name] == value
-            np.testing.assert_array_equal(result.reference, route(result.t, explorer.values["angle"])[0])
-    assert calls == [0.7, 0.7]  # the angle's change and the step's (a new time grid); none for the gains
+            np.testing.assert_array_equal(result.reference, whole)
+            assert calls == ([] if name in ("alpha", "beta") else [(0.7, len(result.t))]), name
+            calls.clear()
+            np.testing.assert_array_equal(result.reference, whole)  # solved once
+            assert calls == []
+    explorer.controls["frame"].value = 0  # the release point: nothing to integrate, the route's first row
+    explorer.set(angle=1.2)
+    np.testing.assert_array_equal(explorer._reference.get_xydata()[0], route(explorer.result.t, 1.2)[0][0])
+
+
+def test_a_gain_change_runs_only_the_baumgarte_runs_and_the_plain_ones_are_simulate_s(explorer, monkeypatch):
+    """The plain runs are kept across changes of alpha and beta, and run again when step, angle or horizon move."""
+    simulate, calls = module.simulate, []
+
+    def counted(model, t_span, *args, stabilization=None, **kwargs):
+        calls.append(stabilization is not None)
+        return simulate(model, t_span, *args, stabilization=stabilization, **kwargs)
+
+    monkeypatch.setattr(module, "simulate", counted)
+    explorer.set(horizon=2.0)
+    assert calls == [False, False, True, True]  # a new simulate and a new horizon: all four
+    for name, value, stabilized_only in [("alpha", 12.0, True), ("beta", 7.0, True), ("step", 0.02, False),
+                                         ("alpha", 3.0, True), ("angle", 0.6, False), ("horizon", 1.5, False)]:
+        calls.clear()
+        explorer.controls[name].value = value
+        assert explorer.error == ""
+        assert calls == ([True, True] if stabilized_only else [False, False, True, True]), name
+        for method in METHODS:  # what is kept is what simulate gives at the current values, to the last bit
+            for stabilized in (False, True):
+                run, direct = explorer.result.runs[method, stabilized], direct_run(explorer, method, stabilized)
+                np.testing.assert_array_equal(run.t, direct.t)
+                np.testing.assert_array_equal(run.q, direct.q)
+                np.testing.assert_array_equal(explorer._drift[method, stabilized].get_ydata(),
+                                              np.abs(direct.position_residual[:, 0]))
+
+
+def test_a_kept_plain_run_that_failed_is_noted_again_after_a_gain_change(explorer, monkeypatch):
+    monkeypatch.setattr(module, "simulate", plain_euler_fails(module.simulate))
+    explorer.set(horizon=2.0)
+    explorer.set(alpha=20.0)
+    assert explorer.error == ""
+    assert explorer.result.failures == {("euler", False): "FloatingPointError: the state became non-finite"}
+    assert explorer._note.get_text() == "Euler: run failed"
+    assert set(explorer.result.runs) == {("euler", True), ("rk4", False), ("rk4", True)}

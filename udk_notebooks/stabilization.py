@@ -206,11 +206,39 @@ class Baumgarte:
         -------
         ndarray, shape (m_h + m_n,) or (N, m_h + m_n)
         """
+        fast = self._one_sample(phi, velocity)
+        if fast is not None:
+            return fast
         phi, velocity = _check_residuals(phi, velocity)
         n_h = phi.shape[-1]
         out = np.multiply(velocity, -self.gamma)  # the nonholonomic rows; the holonomic ones are replaced
         out[..., :n_h] = velocity[..., :n_h] * (-2.0 * self.alpha) - self._beta_squared() * phi
         return out
+
+    def _one_sample(self, phi, velocity) -> np.ndarray | None:
+        """:meth:`correction` of one sample of a few rows in Python floats, or None for the general route.
+
+        At every right-hand side of a stabilized run (a quarter of the cost of
+        the numpy route there): each entry is the same IEEE product and
+        difference as the numpy route's, so the numbers are the same to the last
+        bit. A sample with a non-finite entry, gain or result is left to the
+        numpy route, which checks, warns and explains.
+        """
+        if not (type(phi) is np.ndarray and type(velocity) is np.ndarray and phi.ndim == velocity.ndim == 1
+                and phi.dtype == velocity.dtype == np.float64 and phi.size <= velocity.size <= 64):
+            return None
+        phi_rows, velocity_rows = phi.tolist(), velocity.tolist()
+        damping, stiffness = -2.0 * self.alpha, self._beta_squared()
+        out = [value * damping - stiffness * error for value, error in zip(velocity_rows, phi_rows)]
+        if len(velocity_rows) > len(out):
+            first_order = -self.gamma
+            out += [value * first_order for value in velocity_rows[len(out):]]
+        # A non-finite row or gain makes some entry non-finite (inf * 0 is a nan), and so does an overflow, which
+        # Python floats make in silence where numpy warns: such a sample goes the numpy route, which gives the
+        # same numbers with its checks and warnings. (A sum that overflows merely sends a sample there too.)
+        if not math.isfinite(sum(out)):
+            return None
+        return np.array(out, dtype=float)
 
     def _beta_squared(self) -> float:
         """``beta^2``, infinite past about 1.3e154 (a product of Python floats overflows to inf; ``**`` would raise)."""

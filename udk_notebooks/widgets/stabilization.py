@@ -42,8 +42,9 @@ Eqs. (18)-(27), Theorems 1-2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -91,8 +92,9 @@ class StabilizationResult:
         Eigenvalues of Baumgarte's error matrix ``E`` (complex).
     t : ndarray, shape (N,)
         The common time grid.
-    reference : ndarray, shape (N, 2)
-        ``(x, y)`` from the angle equation at ``t``.
+    route : callable
+        ``times -> (x, y)`` of the angle equation at those times, shape (K, 2),
+        for times ``t[:K]`` (the explorer keeps what it solved).
     values : dict of str to float
         The slider values used.
     """
@@ -103,8 +105,22 @@ class StabilizationResult:
     reports: dict
     eigenvalues: np.ndarray
     t: np.ndarray
-    reference: np.ndarray
+    route: Callable[[np.ndarray], np.ndarray] = field(repr=False)
     values: dict
+
+    @property
+    def reference(self) -> np.ndarray:
+        """``(x, y)`` from the angle equation at ``t``, shape (N, 2), solved when first read.
+
+        Panel (b) shows one instant: a slider change solves the angle equation
+        up to that instant only (:meth:`reference_at`).
+        """
+        return self.route(self.t)
+
+    def reference_at(self, index: int) -> np.ndarray:
+        """``(x, y)`` from the angle equation at ``t[index]``, shape (2,): from :attr:`reference` when it was
+        solved already, else from the angle equation solved up to that time only."""
+        return self.route(self.t[: index + 1], part=True)[index]
 
     def shown(self, method: str) -> Trajectory | None:
         """The run whose bob is drawn: the Baumgarte run, else the plain one, else None."""
@@ -114,6 +130,20 @@ class StabilizationResult:
         """``max |phi|`` over the constraint rows at each sample, or None without that run."""
         run = self.runs.get((method, stabilized))
         return None if run is None else np.abs(run.position_residual).max(axis=1)
+
+
+def _run(gain: Baumgarte | None, method: str, step: float, angle: float, horizon: float) -> Trajectory:
+    """One run of the explorer: the pendulum released from rest at ``angle``, by ``simulate`` itself."""
+    q0, qd0 = chain.pendulum_initial_state(angle)
+    return simulate(compiled_model(), (0.0, horizon), q0, qd0, method=method, step=step, stabilization=gain)
+
+
+def _outcome(function, *args):
+    """``function(*args)``, or the exception it raised (kept to be raised again where the run is read)."""
+    try:
+        return function(*args)
+    except Exception as exc:
+        return exc
 
 
 class StabilizationExplorer(Explorer):
@@ -141,15 +171,18 @@ class StabilizationExplorer(Explorer):
     }
     horizon: tuple = (5.0, (1.0, 20.0), "simulated time span, in seconds")
 
-    # Four integrations per change take 0.1-0.3 s (benchmarks/explorer_update.py --explorer
-    # stabilization): recompute when a slider is released, not at every step of a drag.
+    # Four integrations per change (two for a gain: the plain runs are kept) of up to 4000 steps at the
+    # smallest step and the longest horizon, against about 40 ms at the defaults
+    # (benchmarks/explorer_update.py --explorer stabilization): recompute when a slider is released.
     updates_on_release = True
     control_units = {"alpha": "1/s", "beta": "1/s"}  # the gains of phi'' + 2 alpha phi' + beta^2 phi = 0
 
     def __init__(self, **kwargs):
         kwargs.setdefault("title", "Drift of the Cartesian pendulum, with and without Baumgarte stabilization "
                                    "(Baumgarte 1972; Beshaw 2014, Theorems 1-2)")
-        self._last_reference = None  # ((angle, times), reference positions) of the last change
+        self._last_reference = []  # ((angle, times), reference positions) of the last two solved
+        self._last_markers = None  # (result, markers of panel (c)) of the last result drawn
+        self._last_plain = None  # ((step, angle, horizon, simulate), plain run or error per method) of the last change
         super().__init__(self.simulate, self.table, extra={"horizon": self.horizon}, **kwargs)
 
     # -- model -----------------------------------------------------------------
@@ -158,16 +191,17 @@ class StabilizationExplorer(Explorer):
 
         Raises the first error only when no run completes; a refused gain is recorded instead.
         """
-        cm = compiled_model()
-        q0, qd0 = chain.pendulum_initial_state(angle)
         gain = Baumgarte(alpha, beta)
         E = gain.error_matrix(1, 0)
+        plain = self._plain_runs(step, angle, horizon)
         runs, refusals, failures, errors = {}, {}, {}, []
         for method in METHODS:
             for stabilized in (False, True):
                 try:
-                    runs[method, stabilized] = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step,
-                                                        stabilization=gain if stabilized else None)
+                    outcome = _run(gain, method, step, angle, horizon) if stabilized else plain[method]
+                    if isinstance(outcome, Exception):  # a plain run that failed, kept with the plain runs
+                        raise outcome
+                    runs[method, stabilized] = outcome
                 except UnstableGainError as exc:
                     refusals[method] = str(exc)
                     errors.append(exc)
@@ -177,21 +211,50 @@ class StabilizationExplorer(Explorer):
         if not runs:
             raise errors[0]
         t = max((run.t for run in runs.values()), key=len)  # a diverged run stops early; the clock runs on
-        reference = self._reference_positions(t, angle)
         reports = {method: stability(method, step, E) for method in METHODS}
         values = {"alpha": alpha, "beta": beta, "step": step, "angle": angle, "horizon": horizon}
-        return StabilizationResult(runs, refusals, failures, reports, np.linalg.eigvals(E), t, reference, values)
+        return StabilizationResult(runs, refusals, failures, reports, np.linalg.eigvals(E), t,
+                                   route=partial(self._reference_positions, angle=angle, grid=t), values=values)
 
-    def _reference_positions(self, t: np.ndarray, angle: float) -> np.ndarray:
-        """The bob from the angle equation at the times ``t``, kept for the last angle and times.
+    def _plain_runs(self, step: float, angle: float, horizon: float) -> dict:
+        """Per method, the run without stabilization (or the error it raised), kept for the last step, angle and horizon.
 
-        A change of a gain moves neither, and the DOP853 run at ``rtol = 1e-12``
-        costs as much as one of the four integrations.
+        A gain moves none of them: a drag of ``alpha`` or ``beta`` integrates
+        the two Baumgarte runs only. The key holds :func:`simulate` itself, so
+        that a run by another ``simulate`` (a test's stand-in) is never reused.
         """
+        key = (float(step), float(angle), float(horizon), simulate)
+        if self._last_plain is None or self._last_plain[0] != key:
+            self._last_plain = (key, {method: _outcome(_run, None, method, step, angle, horizon)
+                                      for method in METHODS})
+        return self._last_plain[1]
+
+    def _reference_positions(self, t: np.ndarray, angle: float, grid: np.ndarray, part: bool = False) -> np.ndarray:
+        """The bob from the angle equation at the times ``t``, the first times of ``grid``.
+
+        The DOP853 run at ``rtol = 1e-12`` costs as much as two of the four
+        integrations, and a slider change shows one instant of it: with
+        ``part``, the positions at the whole ``grid`` are returned when they are kept,
+        else those at ``t`` alone (the instant's prefix of the grid). What was
+        solved is kept for the last two (angle, times): a change of a gain
+        moves neither, nor does a frame change once the whole grid is solved.
+        """
+        if part:
+            kept = self._kept_reference(grid, angle)
+            if kept is not None:
+                return kept
+        positions = self._kept_reference(t, angle)
+        if positions is None:
+            if t.size == 1:  # the release point itself: the route's first row, nothing to integrate
+                positions = chain.pendulum_initial_state(angle)[0][None]
+            else:
+                positions = chain.angle_route_state(t, angle)[0]
+            self._last_reference = [((float(angle), t.tobytes()), positions), *self._last_reference[:1]]
+        return positions
+
+    def _kept_reference(self, t: np.ndarray, angle: float) -> np.ndarray | None:
         key = (float(angle), t.tobytes())
-        if self._last_reference is None or self._last_reference[0] != key:
-            self._last_reference = (key, chain.angle_route_state(t, angle)[0])
-        return self._last_reference[1]
+        return next((positions for kept, positions in self._last_reference if kept == key), None)
 
     def animation(self, frames: int = 60, **options):
         """The bob of the shown RK4 run (Euler's when RK4 has none) as a kernel-free animation."""
@@ -272,7 +335,8 @@ class StabilizationExplorer(Explorer):
     def data_limits(self, result: StabilizationResult):
         ax_drift, ax_bob, ax_stab = self._axes
         shown = [run.q for run in map(result.shown, METHODS) if run is not None]
-        points = np.concatenate([*shown, result.reference, [[-LENGTH, -LENGTH], [LENGTH, LENGTH]]])
+        # The reference runs on the circle, inside the square [-l, l]^2 that is in the view anyway.
+        points = np.concatenate([*shown, [[-LENGTH, -LENGTH], [LENGTH, LENGTH]]])
         points = np.clip(points, -BOB_VIEW * LENGTH, BOB_VIEW * LENGTH)  # a bob far off the circle leaves the view
         return {
             ax_bob: (_extent(points[:, 0]), _extent(points[:, 1])),
@@ -280,7 +344,12 @@ class StabilizationExplorer(Explorer):
         }
 
     def _marker_data(self, result: StabilizationResult) -> tuple[list, list]:
-        """Markers of panel (c): ``Re(tau lambda)`` and ``|R(tau lambda)|`` for each method in turn."""
+        """Markers of panel (c): ``Re(tau lambda)`` and ``|R(tau lambda)|`` for each method in turn.
+
+        Kept for the last result: the drawing and the view's limits both ask.
+        """
+        if self._last_markers is not None and self._last_markers[0] is result:
+            return self._last_markers[1]
         step = result.values["step"]
         x, heights = [], []
         for m in METHODS:
@@ -289,6 +358,7 @@ class StabilizationExplorer(Explorer):
                 block = [[a]] if b == 0.0 else [[a, b], [-b, a]]  # a real matrix with eigenvalues a +- ib
                 x.append(step * a)
                 heights.append(stability(m, step, block).spectral_radius)
+        self._last_markers = (result, (x, heights))
         return x, heights
 
     def draw(self, result: StabilizationResult) -> None:
@@ -328,15 +398,18 @@ class StabilizationExplorer(Explorer):
         top = max(2.0, np.ceil(2.3 * max(heights)) / 2)  # |R| from zero, in half units; 2 while the markers are low
         if self._axes[2].get_ylim() != (0.0, top):
             self._axes[2].set_ylim(0.0, top)
-        self._tau.set_text(rf"$\tau$ = {result.values['step']:.4g}")
+        # Plain text with the Greek letter: as mathtext every new step would be parsed anew (two parses, a
+        # third of the drawing of a step drag); plain lines are stamped from cached glyphs.
+        self._tau.set_text(f"\u03c4 = {result.values['step']:.4g}")
         self._draw_instant(result)
 
     def draw_frame(self, result: StabilizationResult, frame: int) -> None:
-        self._draw_instant(result)
+        self._draw_instant(result, whole=True)
 
-    def _draw_instant(self, result: StabilizationResult) -> None:
+    def _draw_instant(self, result: StabilizationResult, whole: bool = False) -> None:
+        """The instant's artists; ``whole`` solves the reference on the whole grid (the next frames need it)."""
         j = self.frame_index(result.t)
-        reference = result.reference[j]
+        reference = result.reference[j] if whole else result.reference_at(j)
         self._now.set_xdata([result.t[j], result.t[j]])
         self._reference.set_data([reference[0]], [reference[1]])
         self._rod.set_data([0.0, reference[0]], [0.0, reference[1]])
