@@ -105,15 +105,19 @@ def lagrange_angles(rate, theta0: float, times: np.ndarray) -> np.ndarray:
 
 
 def _eigenvalues(cm, traj, p) -> tuple[np.ndarray, np.ndarray]:
-    """Smallest eigenvalue of ``M`` and of ``M + A^+ A`` at each sample.
+    """Smallest eigenvalue of ``M`` and of ``M + A^+ A`` at each sample, never below zero.
 
-    The matrices of every sample are stacked and decomposed in one call each
-    (numpy's stacked ``eigvalsh`` and ``pinv`` treat each sample as the loop did).
+    ``M = diag(mA, mB, m, m)`` is constant, so its smallest eigenvalue is one
+    number (the smallest mass, exactly: ``eigvalsh`` of a diagonal matrix); the
+    matrices ``M + A^+ A`` of every sample are stacked and decomposed in one call
+    each. Both are positive semi-definite, so a rounding below zero (a few ulps)
+    is shown as zero: panel (b) starts at zero, and no value may run below it.
     """
     terms = [cm.evaluate(t, q, qd, p) for t, q, qd in zip(traj.t, traj.q, traj.qd)]
-    M = np.stack([term[0] for term in terms])
+    M = terms[0][0]
     A = np.stack([term[2] for term in terms])
-    return np.linalg.eigvalsh(M)[:, 0], np.linalg.eigvalsh(M + np.linalg.pinv(A) @ A)[:, 0]
+    smallest = np.full(len(terms), max(float(np.linalg.eigvalsh(M)[0]), 0.0))
+    return smallest, np.maximum(np.linalg.eigvalsh(M + np.linalg.pinv(A) @ A)[:, 0], 0.0)
 
 
 class SingularMassExplorer(SystemExplorer):
@@ -130,7 +134,8 @@ class SingularMassExplorer(SystemExplorer):
     updates_on_release = True  # several runs (or a model to compile) per update
     heading = "Elliptic trammel with massless sliders: a singular mass matrix (encyclopedia article)"
     panels = (
-        Panel("smallest eigenvalue", "time t (s)", "eigenvalue (kg)", zero=True, curves=(
+        # nonnegative: both matrices are positive semi-definite, so the view starts at zero, never below it
+        Panel("smallest eigenvalue", "time t (s)", "eigenvalue (kg)", zero=True, nonnegative=True, curves=(
             time_curve("of M", lambda run: run.data["eig_M"], color=OKABE_ITO["vermillion"], ls="--"),
             time_curve("of $M + A^+A$", lambda run: run.data["eig_augmented"], color=OKABE_ITO["blue"], ls="-"),
         )),
