@@ -762,17 +762,30 @@ class _Lines:
     def emit(self, line: str) -> None:
         self.lines.append("    " + line)
 
-    def let(self, name: str, terms, base: str | None = None, sign: str = "-") -> str | None:
-        """``name = base (sign) sum(terms)`` over the terms that are not None; None where all are."""
+    @staticmethod
+    def _expression(terms, base: str | None, sign: str) -> str | None:
+        """``base (sign) sum(terms)`` over the terms that are not None; None where nothing is left."""
         terms = [t for t in terms if t is not None]
-        if not terms and base is None:
-            return None
         if not terms:
-            self.emit(f"{name} = {base}")
-        elif base is None:
-            self.emit(f"{name} = {'-' if sign == '-' else ''}({_sum(terms)})")
-        else:
-            self.emit(f"{name} = {base} {sign} ({_sum(terms)})")
+            return base
+        if base is None:
+            return f"{'-' if sign == '-' else ''}({_sum(terms)})"
+        return f"{base} {sign} ({_sum(terms)})"
+
+    def let(self, name: str, terms, base: str | None = None, sign: str = "-") -> str | None:
+        """``name = base (sign) sum(terms)``; a bare name is passed on without a copy; None where all are zero."""
+        value = self._expression(terms, base, sign)
+        if value is None or re.fullmatch(r"[A-Za-z_]\w*", value):
+            return value
+        self.emit(f"{name} = {value}")
+        return name
+
+    def quotient(self, name: str, terms, base: str | None, divisor: str, sign: str = "-") -> str | None:
+        """``name = (base (sign) sum(terms)) / divisor`` in one statement; None where the numerator is zero."""
+        value = self._expression(terms, base, sign)
+        if value is None:
+            return None
+        self.emit(f"{name} = ({value}) / {divisor}")
         return name
 
 
@@ -816,16 +829,15 @@ def _singular_source(pattern: _Pattern) -> str:
         code.emit(f"L{j}_{j} = sqrt({pivot})")
         L[j, j] = f"L{j}_{j}"
         for i in range(j + 1, n):
-            if code.let(f"V{i}_{j}", [_times(L.get((i, k)), L.get((j, k))) for k in range(j)], H[i, j]):
-                code.emit(f"L{i}_{j} = V{i}_{j} / L{j}_{j}")
-                L[i, j] = f"L{i}_{j}"
+            entry = code.quotient(f"L{i}_{j}", [_times(L.get((i, k)), L.get((j, k))) for k in range(j)], H[i, j],
+                                  L[j, j])
+            if entry:
+                L[i, j] = entry
 
     def forward(prefix, x):  # L^-1 x
         y = []
         for i in range(n):
-            y.append(code.let(f"{prefix}{i}", [_times(L.get((i, k)), y[k]) for k in range(i)], x[i]))
-            if y[i] is not None:
-                code.emit(f"{prefix}{i} = {prefix}{i} / L{i}_{i}")
+            y.append(code.quotient(f"{prefix}{i}", [_times(L.get((i, k)), y[k]) for k in range(i)], x[i], L[i, i]))
         return y
 
     y = forward("y", Qb)
@@ -842,18 +854,19 @@ def _singular_source(pattern: _Pattern) -> str:
         code.emit(f"U{i}_{i} = sqrt({pivot})")
         U[i, i] = f"U{i}_{i}"
         for j in range(i + 1, m):
-            if code.let(f"GV{i}_{j}", [_times(U.get((k, i)), U.get((k, j))) for k in range(i)], G[i, j]):
-                code.emit(f"U{i}_{j} = GV{i}_{j} / U{i}_{i}")
-                U[i, j] = f"U{i}_{j}"
+            entry = code.quotient(f"U{i}_{j}", [_times(U.get((k, i)), U.get((k, j))) for k in range(i)], G[i, j],
+                                  U[i, i])
+            if entry:
+                U[i, j] = entry
     comparison = {key: (value if key[0] == key[1] else f"abs({value})") for key, value in U.items()}
     fy = []
     for i in range(m):
-        fy.append(code.let(f"fy{i}", [_times(comparison.get((k, i)), fy[k]) for k in range(i)], "1.0", sign="+"))
-        code.emit(f"fy{i} = fy{i} / U{i}_{i}")
+        fy.append(code.quotient(f"fy{i}", [_times(comparison.get((k, i)), fy[k]) for k in range(i)], "1.0", U[i, i],
+                                sign="+"))
     fz = [None] * m
     for i in reversed(range(m)):
-        fz[i] = code.let(f"fz{i}", [_times(comparison.get((i, k)), fz[k]) for k in range(i + 1, m)], fy[i], sign="+")
-        code.emit(f"fz{i} = fz{i} / U{i}_{i}")
+        fz[i] = code.quotient(f"fz{i}", [_times(comparison.get((i, k)), fz[k]) for k in range(i + 1, m)], fy[i],
+                              U[i, i], sign="+")
     norms = [_sum([f"abs({G[k, l]})" for l in range(m) if G[k, l] is not None]) for k in range(m)]
     code.emit(f"if not max({', '.join(fz)}, 0.0) * max({', '.join(norms)}, 0.0) < bound:")
     code.emit("    return None")
@@ -861,19 +874,17 @@ def _singular_source(pattern: _Pattern) -> str:
     r = [code.let(f"r{k}", [_times(B[k][i], y[i]) for i in range(n)], rb[k] or "0.0") for k in range(m)]
     ly = []
     for i in range(m):
-        ly.append(code.let(f"ly{i}", [_times(U.get((k, i)), ly[k]) for k in range(i)], r[i]))
-        code.emit(f"ly{i} = ly{i} / U{i}_{i}")
+        ly.append(code.quotient(f"ly{i}", [_times(U.get((k, i)), ly[k]) for k in range(i)], r[i], U[i, i]))
     lam = [None] * m
     for i in reversed(range(m)):
-        lam[i] = code.let(f"lam{i}", [_times(U.get((i, k)), lam[k]) for k in range(i + 1, m)], ly[i])
-        code.emit(f"lam{i} = lam{i} / U{i}_{i}")
-    z = [code.let(f"z{i}", [_times(B[k][i], lam[k]) for k in range(m)], y[i] or "0.0", sign="+") for i in range(n)]
+        lam[i] = code.quotient(f"lam{i}", [_times(U.get((i, k)), lam[k]) for k in range(i + 1, m)], ly[i], U[i, i])
+    z = [code.let(f"z{i}", [_times(B[k][i], lam[k]) for k in range(m)], y[i], sign="+") for i in range(n)]
     qdd = [None] * n
     for i in reversed(range(n)):
-        qdd[i] = code.let(f"x{i}", [_times(L.get((k, i)), qdd[k]) for k in range(i + 1, n)], z[i] or "0.0")
-        code.emit(f"x{i} = x{i} / L{i}_{i}")
+        qdd[i] = code.quotient(f"x{i}", [_times(L.get((k, i)), qdd[k]) for k in range(i + 1, n)], z[i], L[i, i])
+    qdd = [x or "0.0" for x in qdd]
     # F^L = M q'' - Q (the bordered route's ideal force; M q'' - Q lies in the range of A^T).
-    ideal = [f"d[{j}] * x{j}" + (f" - {Q[j]}" if Q[j] else "") for j in range(n)]
+    ideal = [f"d[{j}] * {qdd[j]}" + (f" - {Q[j]}" if Q[j] else "") for j in range(n)]
     code.emit(f"return [{', '.join(qdd + [q or '0.0' for q in Q] + ideal + ['0.0'] * n)}]")
     return "\n".join(code.lines) + "\n"
 
