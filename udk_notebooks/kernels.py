@@ -507,10 +507,7 @@ class _ContactCode(_Lines):
         right = []
         for k, row in enumerate(self.kept):  # a power of two per row; an extreme row declines
             cells = [f"v[{P.A[row][j]}]" for j in self.rows[k]]
-            self.emit(f"s{k} = max({', '.join(f'abs({c})' for c in cells)}, 0.0)")
-            self.emit(f"if not 1e-290 < s{k} < 1e290:")
-            self.emit("    return None")
-            self.emit(f"f{k} = ldexp(1.0, 1 - frexp(s{k})[1])")
+            _scale_row(self.emit, k, cells)
             for j, cell in zip(self.rows[k], cells):
                 self.A[k][j] = self.let(f"a{k}_{j}", [], f"{cell} * f{k}")
             b = f"v[{P.b[row]}]" if P.b[row] is not None else "0.0"
@@ -591,6 +588,15 @@ class _ContactCode(_Lines):
         width = self.width
         return [self.let(f"{prefix}{j}", [], f"{-self.modes[i]:.1f} * d[{i * width + 2}] * d[{i * width + 4 + j}]")
                 if j in self.slopes[i] else None for j in range(self.n)]
+
+
+def _scale_row(emit: Callable, k: int, cells: list) -> None:
+    """Code for ``f{k}``: the power of two that brings row ``k`` (its nonzero ``cells``) into [1, 2), as
+    :func:`~udk_notebooks.core.scale_rows`; a row that is zero, non-finite or extreme declines (None)."""
+    emit(f"s{k} = max({', '.join(f'abs({cell})' for cell in cells)}, 0.0)")
+    emit(f"if not 1e-290 < s{k} < 1e290:")
+    emit("    return None")
+    emit(f"f{k} = ldexp(1.0, 1 - frexp(s{k})[1])")
 
 
 def _named_rows(code: _ContactCode, C: list, base: list, normal_rows: tuple) -> tuple:
@@ -793,6 +799,27 @@ def _times(x: str | None, y: str | None) -> str | None:
     return None if x is None or y is None else f"{x} * {y}"
 
 
+def _cholesky(code: _Lines, matrix: dict, size: int, prefix: str, floor: Callable) -> dict:
+    """The lower factor ``F`` of ``matrix = F F^T`` (entries ``(i, j)``, ``i >= j``; None for structural zeros).
+
+    The generated code declines (returns None) unless each pivot exceeds ``floor(diagonal entry)``.
+    """
+    F = {}
+    for j in range(size):
+        diagonal = matrix[j, j] or "0.0"
+        pivot = code.let(f"{prefix}P{j}", [_times(F.get((j, k)), F.get((j, k))) for k in range(j)], diagonal)
+        code.emit(f"if not {pivot} > {floor(diagonal)}:")
+        code.emit("    return None")
+        code.emit(f"{prefix}{j}_{j} = sqrt({pivot})")
+        F[j, j] = f"{prefix}{j}_{j}"
+        for i in range(j + 1, size):
+            entry = code.quotient(f"{prefix}{i}_{j}", [_times(F.get((i, k)), F.get((j, k))) for k in range(j)],
+                                  matrix[i, j], F[j, j])
+            if entry:
+                F[i, j] = entry
+    return F
+
+
 def _singular_source(pattern: _Pattern) -> str:
     """Python source of :class:`SingularKernel` (see there for the equations)."""
     n, m, P = pattern.n, pattern.m, pattern
@@ -803,10 +830,7 @@ def _singular_source(pattern: _Pattern) -> str:
     rb = []
     for k in range(m):
         cells = [f"e[{P.A[k][j]}]" for j in P.cols[k]]
-        code.emit(f"s{k} = max({', '.join(f'abs({cell})' for cell in cells)}, 0.0)")
-        code.emit(f"if not 1e-290 < s{k} < 1e290:")
-        code.emit("    return None")
-        code.emit(f"f{k} = ldexp(1.0, 1 - frexp(s{k})[1])")
+        _scale_row(code.emit, k, cells)
         for j, cell in zip(P.cols[k], cells):
             A[k][j] = code.let(f"a{k}_{j}", [], f"{cell} * f{k}")
         b = f"e[{P.b[k]}]" if P.b[k] is not None else "0.0"
@@ -821,18 +845,7 @@ def _singular_source(pattern: _Pattern) -> str:
     Qb = [code.let(f"Qb{j}", [_times(A[k][j], rb[k]) for k in range(m)],
                    f"{Q[j]} * inverse_scale" if Q[j] else None, sign="+") for j in range(n)]
     # H = L L^T; a pivot at most pivot_rtol times its diagonal entry declines (cholesky_or_none's test, stricter).
-    L = {}
-    for j in range(n):
-        pivot = code.let(f"P{j}", [_times(L.get((j, k)), L.get((j, k))) for k in range(j)], H[j, j] or "0.0")
-        code.emit(f"if not {pivot} > pivot_rtol * {H[j, j] or '0.0'}:")
-        code.emit("    return None")
-        code.emit(f"L{j}_{j} = sqrt({pivot})")
-        L[j, j] = f"L{j}_{j}"
-        for i in range(j + 1, n):
-            entry = code.quotient(f"L{i}_{j}", [_times(L.get((i, k)), L.get((j, k))) for k in range(j)], H[i, j],
-                                  L[j, j])
-            if entry:
-                L[i, j] = entry
+    L = _cholesky(code, H, n, "L", lambda diagonal: f"pivot_rtol * {diagonal}")
 
     def forward(prefix, x):  # L^-1 x
         y = []
@@ -843,21 +856,11 @@ def _singular_source(pattern: _Pattern) -> str:
     y = forward("y", Qb)
     B = [forward(f"B{k}_", [A[k][j] for j in range(n)]) for k in range(m)]  # columns of L^-1 A^T
     # G = A H^-1 A^T = B^T B = U^T U, and the bound of its condition number (module docstring).
-    G, U = {}, {}
+    G = {}
     for k in range(m):
         for l in range(k + 1):
             G[k, l] = G[l, k] = code.let(f"G{k}_{l}", [_times(B[k][i], B[l][i]) for i in range(n)], sign="+")
-    for i in range(m):
-        pivot = code.let(f"GP{i}", [_times(U.get((k, i)), U.get((k, i))) for k in range(i)], G[i, i] or "0.0")
-        code.emit(f"if not {pivot} > 0.0:")
-        code.emit("    return None")
-        code.emit(f"U{i}_{i} = sqrt({pivot})")
-        U[i, i] = f"U{i}_{i}"
-        for j in range(i + 1, m):
-            entry = code.quotient(f"U{i}_{j}", [_times(U.get((k, i)), U.get((k, j))) for k in range(i)], G[i, j],
-                                  U[i, i])
-            if entry:
-                U[i, j] = entry
+    U = {(j, i): entry for (i, j), entry in _cholesky(code, G, m, "U", lambda diagonal: "0.0").items()}
     comparison = {key: (value if key[0] == key[1] else f"abs({value})") for key, value in U.items()}
     fy = []
     for i in range(m):
@@ -955,37 +958,39 @@ class SingularKernel:
 
     def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
         """The motion from the compiled value list, or None when the general route must decide."""
-        out = self._solve(values, p, correction)
+        solve = self._bind(p, correction)
+        out = None if solve is None else solve(values)
         if out is None:
             return None
         rows = np.fromiter(out, float, 4 * self.n).reshape(4, self.n)
         return Motion(rows[0], rows[1], rows[2], rows[3])
 
-    def _solve(self, values, p, correction) -> list | None:
+    def _bind(self, p: np.ndarray, correction) -> Callable | None:
+        """``values -> [q'', Q, F^L, F^C]`` (one list, or None) for the masses of ``p``; None where ``M`` is not for it."""
         masses = self._masses(p)
         if masses is None:
             return None
         corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
-        out = self._kernel(values, *masses, corr, _BOUND, SINGULAR_PIVOT_RTOL)
-        if out is None or not math.isfinite(sum(out)):
-            return None
-        return out
-
-    def qdd_solver(self, p: np.ndarray, correction=None) -> Callable | None:
-        """``values -> q''`` (a list, or None where the general route must decide), as :meth:`ScalarKernel.qdd_solver`."""
-        masses = self._masses(p)
-        if masses is None:
-            return None
-        corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
-        kernel, n = self._kernel, self.n
+        kernel = self._kernel
 
         def solve(values):
             out = kernel(values, *masses, corr, _BOUND, SINGULAR_PIVOT_RTOL)
-            if out is None or not math.isfinite(sum(out)):
-                return None
-            return out[:n]
+            # every output finite (a sum is finite only when each term is), else the general route
+            return out if out is not None and math.isfinite(sum(out)) else None
 
         return solve
+
+    def qdd_solver(self, p: np.ndarray, correction=None) -> Callable | None:
+        """``values -> q''`` (a list, or None where the general route must decide), as :meth:`ScalarKernel.qdd_solver`."""
+        solve, n = self._bind(p, correction), self.n
+        if solve is None:
+            return None
+
+        def accelerations(values):
+            out = solve(values)
+            return None if out is None else out[:n]
+
+        return accelerations
 
 
 def singular_kernel(n: int, m: int, nonzero, mass, has_nonideal: bool) -> SingularKernel | None:
