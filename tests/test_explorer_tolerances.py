@@ -26,14 +26,14 @@ def test_double_pendulum_energy_panel_states_its_tolerance_and_its_view_only_gro
 def test_singular_mass_uk_run_meets_its_stated_tolerance_against_a_tight_lagrange_run():
     explorer = SingularMassExplorer(samples=61)
     title = explorer.figure.axes[2].get_title("left")
-    assert UK_TOLERANCES["rtol"] == 1e-8 and LAGRANGE_TOLERANCES["rtol"] == 1e-10 and "(tol 1e-8, 1e-10)" in title
+    assert UK_TOLERANCES["rtol"] == 1e-7 and LAGRANGE_TOLERANCES["rtol"] == 1e-10 and "(tol 1e-7, 1e-10)" in title
     values = dict(m=1.3, g=9.81, l=1.2, c=0.3, mA=0.0, mB=0.4, theta0=-0.3, horizon=4.0)
     run = explorer.run(**values)
     params = {k: values[k] for k in ("m", "g", "l", "c", "mA", "mB")}
     tight = solve_ivp(singular_mass.minimal_rate(**params), (0.0, 4.0), [-0.3, 0.0], method="DOP853",
                       rtol=1e-13, atol=1e-13, t_eval=run.trajectory.t)
     error = np.abs(np.angle(np.exp(1j * (singular_mass.angle(run.trajectory.q) - tight.y[0])))).max()
-    assert 0.0 < error < 1e-6  # rtol 1e-8 grown over four seconds of swing (4e-8 here), far below a pixel
+    assert 0.0 < error < 1e-5  # rtol 1e-7 grown over four seconds of swing (4e-7 here), far below a pixel
     assert np.abs(run.data["angle_difference"]).max() < 2 * error + 1e-9  # panel (c) shows this error
 
 
@@ -49,8 +49,8 @@ def test_lagrange_angles_meet_their_tolerance_against_a_tight_solve_ivp_run():
 
 
 def test_singular_mass_run_is_integrated_again_or_names_the_difference_at_slider_ends():
-    """At the sliders' ends the quick run (rtol 1e-8) is 0.69 rad off the Lagrange route (found by a hostile
-    review): the explorer integrates again at UK_TIGHT_TOLERANCES and names the difference still left, while
+    """At the sliders' ends the quick run is far off the Lagrange route (0.69 rad at rtol 1e-8, found by a hostile
+    review; 3 rad at 1e-7): the explorer integrates again at UK_TIGHT_TOLERANCES and names the difference still left, while
     at the defaults the quick run agrees and no note is shown."""
     from udk_notebooks.widgets.singular_mass import AGREEMENT, SingularMassExplorer
 

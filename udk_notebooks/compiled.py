@@ -42,7 +42,7 @@ import sympy as sm
 from ._checks import check_vector, finite_float, real_number
 from .core import RANK_RTOL, Motion, cholesky_or_none, scale_rows, solve
 from .contact_forces import OPEN, ContactForces
-from .kernels import ScalarKernel, diagonal_kernel
+from .kernels import ScalarKernel, diagonal_kernel, singular_kernel
 from .model import TIME, Model
 
 __all__ = ["OPEN", "CompiledModel"]
@@ -256,6 +256,7 @@ class CompiledModel(ContactForces):
     mass: Callable | None
     has_nonideal: bool
     kernel: Callable | None = None
+    singular_kernel: Callable | None = None
     _mass_cache: dict = field(default_factory=dict, repr=False)
     _symbolic: dict = field(default_factory=dict, repr=False)
 
@@ -298,6 +299,8 @@ class CompiledModel(ContactForces):
         # pattern of Q, A, b, C (udk_notebooks.kernels); it falls back to core.solve when it cannot vouch.
         diagonal = constant_mass and all(M[i, j] == 0 for i in range(n) for j in range(n) if i != j)
         kernel = diagonal_kernel(n, m, nonzero, mass, has_nonideal) if diagonal else None
+        # The same for a diagonal M with zero masses (massless sliders): kernels.SingularKernel.
+        singular = singular_kernel(n, m, nonzero, mass, has_nonideal) if diagonal else None
         return cls(
             model=model,
             n=n,
@@ -315,6 +318,7 @@ class CompiledModel(ContactForces):
             mass=mass,
             has_nonideal=has_nonideal,
             kernel=kernel,
+            singular_kernel=singular,
             _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
                        "phi": list(phi), "velocity": list(velocity), "A": A, "n_holonomic": phi.shape[0],
                        "friction": [entry for row in rows for entry in row]},
@@ -727,6 +731,11 @@ class CompiledModel(ContactForces):
             motion = self.kernel(entries, p, correction)
             if motion is not None:
                 return motion
+        if self.singular_kernel is not None:
+            entries = entries or self._entries(t, q.tolist(), qd.tolist(), p.tolist())
+            motion = self.singular_kernel(entries, p, correction)
+            if motion is not None:
+                return motion
         # The kernel declined (singular M, dependent rows, ...): the general route, on the same entries.
         M, Q, A, b, C, factor = self._evaluate(t, q, qd, p, entries)
         if self.m:
@@ -774,9 +783,10 @@ class CompiledModel(ContactForces):
         """
         if self.m == 0 and self.mass is None and not self.has_nonideal and self.n <= FREE_MAX_N:
             return self._free_solver()
-        if isinstance(self.kernel, ScalarKernel):
-            return self.kernel.qdd_solver(p, correction)
-        return None
+        fast = self.kernel.qdd_solver(p, correction) if isinstance(self.kernel, ScalarKernel) else None
+        if fast is None and self.singular_kernel is not None:  # a zero mass: ScalarKernel's factors decline it
+            fast = self.singular_kernel.qdd_solver(p, correction)
+        return fast
 
     def plain_rate(self, p) -> Callable:
         """``(t, y) -> (q', q'')`` of :meth:`accelerations` for one parameter vector, as one ndarray.

@@ -58,7 +58,7 @@ import numpy as np
 from ._lapack import lapack  # not scipy.linalg: its import costs a cold start 0.15 s
 from .core import GRAM_RCOND, Motion
 
-__all__ = ["BandKernel", "ScalarKernel", "diagonal_kernel"]
+__all__ = ["BandKernel", "ScalarKernel", "SingularKernel", "diagonal_kernel", "singular_kernel"]
 
 SCALAR_MAX_TERMS = 450
 """Largest generated kernel (counted in products) run as Python float arithmetic; larger systems
@@ -507,10 +507,7 @@ class _ContactCode(_Lines):
         right = []
         for k, row in enumerate(self.kept):  # a power of two per row; an extreme row declines
             cells = [f"v[{P.A[row][j]}]" for j in self.rows[k]]
-            self.emit(f"s{k} = max({', '.join(f'abs({c})' for c in cells)}, 0.0)")
-            self.emit(f"if not 1e-290 < s{k} < 1e290:")
-            self.emit("    return None")
-            self.emit(f"f{k} = ldexp(1.0, 1 - frexp(s{k})[1])")
+            _scale_row(self.emit, k, cells)
             for j, cell in zip(self.rows[k], cells):
                 self.A[k][j] = self.let(f"a{k}_{j}", [], f"{cell} * f{k}")
             b = f"v[{P.b[row]}]" if P.b[row] is not None else "0.0"
@@ -591,6 +588,15 @@ class _ContactCode(_Lines):
         width = self.width
         return [self.let(f"{prefix}{j}", [], f"{-self.modes[i]:.1f} * d[{i * width + 2}] * d[{i * width + 4 + j}]")
                 if j in self.slopes[i] else None for j in range(self.n)]
+
+
+def _scale_row(emit: Callable, k: int, cells: list) -> None:
+    """Code for ``f{k}``: the power of two that brings row ``k`` (its nonzero ``cells``) into [1, 2), as
+    :func:`~udk_notebooks.core.scale_rows`; a row that is zero, non-finite or extreme declines (None)."""
+    emit(f"s{k} = max({', '.join(f'abs({cell})' for cell in cells)}, 0.0)")
+    emit(f"if not 1e-290 < s{k} < 1e290:")
+    emit("    return None")
+    emit(f"f{k} = ldexp(1.0, 1 - frexp(s{k})[1])")
 
 
 def _named_rows(code: _ContactCode, C: list, base: list, normal_rows: tuple) -> tuple:
@@ -741,3 +747,262 @@ class ContactKernel:
 
     def __call__(self, entries: list, data: list, w: list, correction: list | None) -> list | None:
         return self._kernel(entries, data, w, correction, _BOUND)
+
+
+SINGULAR_MAX_N = 8
+"""Most coordinates for which :class:`SingularKernel` is generated (its factor of ``M + A^T A`` is dense)."""
+
+SINGULAR_PIVOT_RTOL = 1e-6
+"""Smallest equilibrated pivot of ``M / s + A^T A`` that :class:`SingularKernel` accepts.
+
+The general route (:func:`udk_notebooks.core.cholesky_or_none`) counts a matrix as singular at pivots of
+``RANK_RTOL = 1e-10``; the kernel answers only far from that, and sends everything nearer to it."""
+
+
+class _Lines:
+    """Straight-line source under construction; ``None`` stands for a structural zero and is left out."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " + line)
+
+    @staticmethod
+    def _expression(terms, base: str | None, sign: str) -> str | None:
+        """``base (sign) sum(terms)`` over the terms that are not None; None where nothing is left."""
+        terms = [t for t in terms if t is not None]
+        if not terms:
+            return base
+        if base is None:
+            return f"{'-' if sign == '-' else ''}({_sum(terms)})"
+        return f"{base} {sign} ({_sum(terms)})"
+
+    def let(self, name: str, terms, base: str | None = None, sign: str = "-") -> str | None:
+        """``name = base (sign) sum(terms)``; a bare name is passed on without a copy; None where all are zero."""
+        value = self._expression(terms, base, sign)
+        if value is None or re.fullmatch(r"[A-Za-z_]\w*", value):
+            return value
+        self.emit(f"{name} = {value}")
+        return name
+
+    def quotient(self, name: str, terms, base: str | None, divisor: str, sign: str = "-") -> str | None:
+        """``name = (base (sign) sum(terms)) / divisor`` in one statement; None where the numerator is zero."""
+        value = self._expression(terms, base, sign)
+        if value is None:
+            return None
+        self.emit(f"{name} = ({value}) / {divisor}")
+        return name
+
+
+def _times(x: str | None, y: str | None) -> str | None:
+    return None if x is None or y is None else f"{x} * {y}"
+
+
+def _cholesky(code: _Lines, matrix: dict, size: int, prefix: str, floor: Callable) -> dict:
+    """The lower factor ``F`` of ``matrix = F F^T`` (entries ``(i, j)``, ``i >= j``; None for structural zeros).
+
+    The generated code declines (returns None) unless each pivot exceeds ``floor(diagonal entry)``.
+    """
+    F = {}
+    for j in range(size):
+        diagonal = matrix[j, j] or "0.0"
+        pivot = code.let(f"{prefix}P{j}", [_times(F.get((j, k)), F.get((j, k))) for k in range(j)], diagonal)
+        code.emit(f"if not {pivot} > {floor(diagonal)}:")
+        code.emit("    return None")
+        code.emit(f"{prefix}{j}_{j} = sqrt({pivot})")
+        F[j, j] = f"{prefix}{j}_{j}"
+        for i in range(j + 1, size):
+            entry = code.quotient(f"{prefix}{i}_{j}", [_times(F.get((i, k)), F.get((j, k))) for k in range(j)],
+                                  matrix[i, j], F[j, j])
+            if entry:
+                F[i, j] = entry
+    return F
+
+
+def _singular_source(pattern: _Pattern) -> str:
+    """Python source of :class:`SingularKernel` (see there for the equations)."""
+    n, m, P = pattern.n, pattern.m, pattern
+    code = _Lines()
+    code.lines.append("def kernel(e, d, w, inverse_scale, corr, bound, pivot_rtol):")
+    # Rows of A scaled by the power of two that brings their largest entry into [1, 2) (core.scale_rows).
+    A = [[None] * n for _ in range(m)]
+    rb = []
+    for k in range(m):
+        cells = [f"e[{P.A[k][j]}]" for j in P.cols[k]]
+        _scale_row(code.emit, k, cells)
+        for j, cell in zip(P.cols[k], cells):
+            A[k][j] = code.let(f"a{k}_{j}", [], f"{cell} * f{k}")
+        b = f"e[{P.b[k]}]" if P.b[k] is not None else "0.0"
+        rb.append(code.let(f"rb{k}", [], f"({b} if corr is None else {b} + corr[{k}]) * f{k}"))
+    # H = M / s + A^T A and Q_b = Q / s + A^T b (the augmented form, Udwadia & Phohomsiri 2006).
+    H = {}
+    for i in range(n):
+        for j in range(i + 1):
+            H[i, j] = code.let(f"H{i}_{j}", [_times(A[k][i], A[k][j]) for k in range(m)],
+                               f"w[{i}]" if i == j else None, sign="+")
+    Q = [f"e[{P.Q[j]}]" if P.Q[j] is not None else None for j in range(n)]
+    Qb = [code.let(f"Qb{j}", [_times(A[k][j], rb[k]) for k in range(m)],
+                   f"{Q[j]} * inverse_scale" if Q[j] else None, sign="+") for j in range(n)]
+    # H = L L^T; a pivot at most pivot_rtol times its diagonal entry declines (cholesky_or_none's test, stricter).
+    L = _cholesky(code, H, n, "L", lambda diagonal: f"pivot_rtol * {diagonal}")
+
+    def forward(prefix, x):  # L^-1 x
+        y = []
+        for i in range(n):
+            y.append(code.quotient(f"{prefix}{i}", [_times(L.get((i, k)), y[k]) for k in range(i)], x[i], L[i, i]))
+        return y
+
+    y = forward("y", Qb)
+    B = [forward(f"B{k}_", [A[k][j] for j in range(n)]) for k in range(m)]  # columns of L^-1 A^T
+    # G = A H^-1 A^T = B^T B = U^T U, and the bound of its condition number (module docstring).
+    G = {}
+    for k in range(m):
+        for l in range(k + 1):
+            G[k, l] = G[l, k] = code.let(f"G{k}_{l}", [_times(B[k][i], B[l][i]) for i in range(n)], sign="+")
+    U = {(j, i): entry for (i, j), entry in _cholesky(code, G, m, "U", lambda diagonal: "0.0").items()}
+    comparison = {key: (value if key[0] == key[1] else f"abs({value})") for key, value in U.items()}
+    fy = []
+    for i in range(m):
+        fy.append(code.quotient(f"fy{i}", [_times(comparison.get((k, i)), fy[k]) for k in range(i)], "1.0", U[i, i],
+                                sign="+"))
+    fz = [None] * m
+    for i in reversed(range(m)):
+        fz[i] = code.quotient(f"fz{i}", [_times(comparison.get((i, k)), fz[k]) for k in range(i + 1, m)], fy[i],
+                              U[i, i], sign="+")
+    norms = [_sum([f"abs({G[k, l]})" for l in range(m) if G[k, l] is not None]) for k in range(m)]
+    code.emit(f"if not max({', '.join(fz)}, 0.0) * max({', '.join(norms)}, 0.0) < bound:")
+    code.emit("    return None")
+    # lam = G^-1 (b - A H^-1 Q_b), then q'' = H^-1 (Q_b + A^T lam) = L^-T (y + B lam).
+    r = [code.let(f"r{k}", [_times(B[k][i], y[i]) for i in range(n)], rb[k] or "0.0") for k in range(m)]
+    ly = []
+    for i in range(m):
+        ly.append(code.quotient(f"ly{i}", [_times(U.get((k, i)), ly[k]) for k in range(i)], r[i], U[i, i]))
+    lam = [None] * m
+    for i in reversed(range(m)):
+        lam[i] = code.quotient(f"lam{i}", [_times(U.get((i, k)), lam[k]) for k in range(i + 1, m)], ly[i], U[i, i])
+    z = [code.let(f"z{i}", [_times(B[k][i], lam[k]) for k in range(m)], y[i], sign="+") for i in range(n)]
+    qdd = [None] * n
+    for i in reversed(range(n)):
+        qdd[i] = code.quotient(f"x{i}", [_times(L.get((k, i)), qdd[k]) for k in range(i + 1, n)], z[i], L[i, i])
+    qdd = [x or "0.0" for x in qdd]
+    # F^L = M q'' - Q (the bordered route's ideal force; M q'' - Q lies in the range of A^T).
+    ideal = [f"d[{j}] * {qdd[j]}" + (f" - {Q[j]}" if Q[j] else "") for j in range(n)]
+    code.emit(f"return [{', '.join(qdd + [q or '0.0' for q in Q] + ideal + ['0.0'] * n)}]")
+    return "\n".join(code.lines) + "\n"
+
+
+class SingularKernel:
+    """Ideal constraints with a constant diagonal, positive semi-definite ``M``, as generated Python floats.
+
+    For ``M = diag(d)`` with some masses zero (massless sliders), the
+    accelerations are unique exactly when ``[M; A]`` has full column rank
+    (encyclopedia article "Udwadia-Kalaba equation", section "Equation of
+    motion"). Then, with ``s`` the largest mass and the rows of ``A`` scaled by
+    powers of two as :func:`~udk_notebooks.core.scale_rows` scales them, the
+    augmented matrix ``H = M / s + A^T A`` is positive definite, and since
+    ``A q'' = b``, ``M q'' = Q + F^L`` reads ``H q'' = Q / s + A^T b + F^L / s``
+    (Udwadia & Phohomsiri, "Explicit equations of motion for constrained
+    mechanical systems with singular mass matrices", Proc. R. Soc. A 462,
+    2006, Eqs. 3.1-3.4, with ``A^T A`` in place of ``A^+ A``: both add a
+    force in the range of ``A^T``). The Udwadia-Kalaba equation with ``H`` in
+    place of ``M`` (Udwadia, Kalaba & Fan 2005, Eqs. 7-10) gives::
+
+        H = L L^T,  B = L^-1 A^T,  y = L^-1 (Q / s + A^T b),
+        G = B^T B,  lam = G^-1 (b - B^T y),  q'' = L^-T (y + B lam),
+        F^L = M q'' - Q.
+
+    This ``q''`` is the one of :func:`udk_notebooks.core.solve`'s singular
+    route: it satisfies ``A q'' = b`` and ``M q'' - Q = s A^T lam`` lies in the
+    range of ``A^T``, which fixes ``q''`` uniquely. The kernel answers only
+    where it can vouch for that: every equilibrated pivot of ``H`` above
+    :data:`SINGULAR_PIVOT_RTOL` times its diagonal entry (so ``[M; A]`` has
+    full column rank with a wide margin over the general route's
+    ``RANK_RTOL``), every pivot of ``G`` positive and its condition number
+    bound below ``1 / GRAM_RCOND`` (the rows of ``A`` independent, so
+    ``A q'' = b`` is consistent), and every output finite. Otherwise it
+    returns None and the general route decides, with its messages. Models
+    with a nonideal ``C`` are left to the general route (no kernel).
+
+    Parameters
+    ----------
+    pattern : _Pattern
+        Nonzero positions of ``Q, A, b`` in the compiled value list.
+    mass : callable
+        ``p -> M`` (shape (n, n), diagonal).
+    """
+
+    def __init__(self, pattern: _Pattern, mass):
+        self.n = pattern.n
+        self.source = _singular_source(pattern)
+        namespace: dict = {"sqrt": math.sqrt, "ldexp": math.ldexp, "frexp": math.frexp}
+        exec(compile(self.source, "<udk_notebooks.kernels.SingularKernel>", "exec"), namespace)  # noqa: S102
+        self._kernel = namespace["kernel"]
+        self._mass = mass  # not _Factors: this kernel takes the zero masses that _Factors declines
+        self._entry = (None, None)
+
+    def _masses(self, p: np.ndarray):
+        """``(d, d / s, 1 / s)`` as lists for the parameter vector ``p``, or None.
+
+        None unless ``M`` is singular with every mass finite and not negative, and one positive:
+        a regular ``M`` is :class:`ScalarKernel`'s (whose decisions stay as they are), a negative
+        mass the general route's to refuse.
+        """
+        key = p.tobytes()
+        entry = self._entry
+        if key != entry[0]:
+            d = np.diagonal(np.asarray(self._mass(p), dtype=float)).copy()
+            ok = bool(np.all(np.isfinite(d))) and d.min() == 0.0 and d.max() > 0.0
+            entry = self._entry = (key, (d.tolist(), (d / d.max()).tolist(), 1.0 / d.max()) if ok else None)
+        return entry[1]
+
+    def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
+        """The motion from the compiled value list, or None when the general route must decide."""
+        solve = self._bind(p, correction)
+        out = None if solve is None else solve(values)
+        if out is None:
+            return None
+        rows = np.fromiter(out, float, 4 * self.n).reshape(4, self.n)
+        return Motion(rows[0], rows[1], rows[2], rows[3])
+
+    def _bind(self, p: np.ndarray, correction) -> Callable | None:
+        """``values -> [q'', Q, F^L, F^C]`` (one list, or None) for the masses of ``p``; None where ``M`` is not for it."""
+        masses = self._masses(p)
+        if masses is None:
+            return None
+        corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
+        kernel = self._kernel
+
+        def solve(values):
+            out = kernel(values, *masses, corr, _BOUND, SINGULAR_PIVOT_RTOL)
+            # every output finite (a sum is finite only when each term is), else the general route
+            return out if out is not None and math.isfinite(sum(out)) else None
+
+        return solve
+
+    def qdd_solver(self, p: np.ndarray, correction=None) -> Callable | None:
+        """``values -> q''`` (a list, or None where the general route must decide), as :meth:`ScalarKernel.qdd_solver`."""
+        solve, n = self._bind(p, correction), self.n
+        if solve is None:
+            return None
+
+        def accelerations(values):
+            out = solve(values)
+            return None if out is None else out[:n]
+
+        return accelerations
+
+
+def singular_kernel(n: int, m: int, nonzero, mass, has_nonideal: bool) -> SingularKernel | None:
+    """:class:`SingularKernel` for a constant diagonal ``M`` with this pattern, or None when it does not fit.
+
+    Parameters are those of :func:`diagonal_kernel`. None without rows, with a
+    row of ``A`` identically zero, a nonideal ``C``, or more than
+    :data:`SINGULAR_MAX_N` coordinates: the general route then decides.
+    """
+    if m == 0 or has_nonideal or n > SINGULAR_MAX_N or m > n:
+        return None
+    pattern = _Pattern(n, m, nonzero)
+    if not all(pattern.cols):
+        return None
+    return SingularKernel(pattern, mass)
