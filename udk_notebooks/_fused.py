@@ -167,9 +167,16 @@ def fuse(entries_function: Callable, n: int, solver_lines: list[str], solver_inp
                     if isinstance(stmt, ast.Return) and (stmt.value is None or (
                             isinstance(stmt.value, ast.Constant) and stmt.value.value is None)):
                         block[i] = ast.Raise(ast.Name("_Decline", ast.Load()), None)
-    statements = body + entry_statements + solver
+    statements = _propagate_copies(body + entry_statements + solver)
     inputs = [name.strip() for name in solver_inputs.split(",") if name.strip()]
-    setup, per_call = _split(statements, set(params) | set(inputs) | _globals(statements, state, params, inputs))
+    constant = set(params) | set(inputs) | _globals(statements, state, params, inputs)
+    setup, per_call = _split(statements, constant)
+    constant |= {name for stmt in setup for name in _stores(stmt)}
+    ones = {stmt.targets[0].id for stmt in setup if isinstance(stmt.value, ast.Constant)
+            and type(stmt.value.value) is int and stmt.value.value == 1}
+    hoist = _HoistConstantParts(constant, ones)
+    per_call = [hoist.visit(stmt) for stmt in per_call]
+    setup += hoist.hoisted
     ast.fix_missing_locations(ast.Module(setup + per_call, []))
     result = ", ".join(state[n:] + qdd_names)
     lines = ["def make(_params, _factors, fallback):"]
@@ -200,6 +207,81 @@ def fuse(entries_function: Callable, n: int, solver_lines: list[str], solver_inp
     make = namespace["make"]
     make.source = source
     return make
+
+
+def _propagate_copies(statements: list) -> list:
+    """The statements without copies ``a = b`` (of a name assigned once): later reads of ``a`` read ``b``.
+
+    The generated sources name many values twice (an entry that is a common
+    subexpression, a pivot that is a diagonal entry); a copy costs a statement
+    per call and computes nothing.
+    """
+    counts: dict = {}
+    for stmt in statements:
+        for name in _stores(stmt):
+            counts[name] = counts.get(name, 0) + 1
+    alias: dict = {}
+
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, ast.Load) and node.id in alias:
+                return ast.copy_location(ast.Name(alias[node.id], ast.Load()), node)
+            return node
+
+    kept = []
+    for stmt in statements:
+        stmt = Rename().visit(stmt)
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Name) and counts[stmt.targets[0].id] == 1
+                and counts.get(stmt.value.id, 0) <= 1):
+            alias[stmt.targets[0].id] = stmt.value.id
+            continue
+        kept.append(stmt)
+    return kept
+
+
+class _HoistConstantParts(ast.NodeTransformer):
+    """Moves every part of an expression that reads constants only into the set-up (``hoisted``).
+
+    Python evaluates ``a * b * x`` as ``(a * b) * x``: the part ``a * b`` of
+    two parameters is the same number whether computed per call or once, so
+    the result does not change by a bit. A product with the integer constant
+    1 (a Cartesian coordinate's coefficient in ``A``) is its other factor,
+    exactly, and is replaced by it. Short-circuit operands (``and``, ``or``)
+    are left in place.
+    """
+
+    def __init__(self, constant: set, ones: set):
+        self.constant, self.ones = constant, ones
+        self.hoisted: list = []
+
+    def _hoist(self, node):
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Call)) and _loads(node) <= self.constant:
+            name = f"k{len(self.hoisted)}"
+            self.hoisted.append(ast.Assign([ast.Name(name, ast.Store())], node))
+            self.constant.add(name)
+            return ast.copy_location(ast.Name(name, ast.Load()), node)
+        return None
+
+    def visit_BinOp(self, node):
+        hoisted = self._hoist(node)
+        if hoisted is not None:
+            return hoisted
+        node = self.generic_visit(node)
+        if isinstance(node.op, ast.Mult):
+            for one, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(one, ast.Name) and one.id in self.ones:
+                    return other
+        return node
+
+    def visit_UnaryOp(self, node):
+        return self._hoist(node) or self.generic_visit(node)
+
+    def visit_Call(self, node):
+        return self._hoist(node) or self.generic_visit(node)
+
+    def visit_BoolOp(self, node):
+        return node
 
 
 def _globals(statements: list, state: list, params: list, inputs: list) -> set[str]:
