@@ -1028,22 +1028,27 @@ class _HairerRate:
         # the model has a fast solver, joined to its entries (CompiledModel.plain_rate): the same numbers
         # as _Segment.rate at half the cost per call.
         rate = cm.plain_rate(p) if stabilization is None else _Segment(cm, p, (), stabilization).rate
-        self.guarded = _counted_rate(rate, budget)
+        guarded = _counted_rate(rate, budget)
+
+        def call(t, y):  # a closure: the solver calls it thousands of times, a method call costs more
+            if self.failure is None:
+                try:
+                    return guarded(t, y)
+                except _StepFailure as failure:
+                    self.failure = failure
+            return np.full(y.size, np.nan)
+
+        self.call = call
 
     def __call__(self, t, y):
-        if self.failure is None:
-            try:
-                return self.guarded(t, y)
-            except _StepFailure as failure:
-                self.failure = failure
-        return np.full(y.size, np.nan)
+        return self.call(t, y)
 
 
 def _hairer_solver(rate: _HairerRate, t, y, rtol, atol, limit):
     """A scipy ``ode`` running Hairer's DOP853 from ``(t, y)``; its ``grown`` list receives a runaway step."""
     from scipy.integrate import ode  # here: most runs never need it
 
-    solver = ode(rate).set_integrator("dop853", rtol=rtol, atol=atol, nsteps=MAX_EVALUATIONS // 12)
+    solver = ode(rate.call).set_integrator("dop853", rtol=rtol, atol=atol, nsteps=MAX_EVALUATIONS // 12)
     solver.grown = []
 
     def accepted(tt, yy):  # every accepted step: stop at the first that outgrows the divergence limit
