@@ -171,3 +171,34 @@ def test_dependent_rows_go_to_the_general_route():
                 rate(0.0, y0)
         else:
             assert np.array_equal(rate(0.0, y0), expected)
+
+
+def test_the_exclusive_column_bound_never_accepts_an_ill_conditioned_gram_matrix():
+    """Rows (eps, 1, 0) and (0, 1, eps): x and z are each row's own column, and cond_1(G) grows like 4 / eps^2.
+
+    The kernel (and with it the fused rate) must vouch only for Gram matrices whose 1-norm condition number
+    is below 1 / GRAM_RCOND, however the bound it uses first decides.
+    """
+    from udk_notebooks.core import GRAM_RCOND
+
+    z = dynamicsymbols("z")
+    eps = sm.symbols("eps", positive=True)
+    particle = Model([x, y, z], kinetic_energy=(x.diff(t) ** 2 + y.diff(t) ** 2 + z.diff(t) ** 2) / 2,
+                     potential_energy=z, holonomic=[eps * x + y, y + eps * z], parameters={eps: 1.0})
+    cm = particle.compile()
+    assert [line for line in cm.kernel.source.splitlines() if "lamlow =" in line]  # the bound is in use
+    accepted = []
+    for value in (1.0, 0.3, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4):
+        p = cm.parameters(eps=value)
+        q, qd = np.array([0.2, -0.2 * value, 0.2]), np.zeros(3)
+        M, Q, A, b, C = cm.evaluate(0.0, q, qd, p)
+        gram = A @ A.T
+        condition = np.linalg.norm(gram, 1) * np.linalg.norm(np.linalg.inv(gram), 1)
+        motion = cm.kernel(cm._entries(0.0, q.tolist(), qd.tolist(), p.tolist()), p)
+        if motion is not None:
+            accepted.append(value)
+            assert condition < 1 / GRAM_RCOND
+            assert np.allclose(motion.qdd, udwadia_kalaba(M, Q, A, b).qdd, rtol=1e-9, atol=1e-12)
+        rate = cm.plain_rate(p)(0.0, np.concatenate([q, qd]))
+        assert np.array_equal(rate[3:], cm.accelerations(0.0, q, qd, p))
+    assert 1.0 in accepted and 1e-4 not in accepted  # both decisions occur
