@@ -134,7 +134,10 @@ def _scalar_function(args, entries) -> Callable:
     generated code's global names are checked and numpy/scipy used instead.
     """
     func = sm.lambdify(args, entries, modules="math", cse=True)
-    return func if _resolves(func) else _array_function(args, entries, cse=True)
+    if not _resolves(func):
+        return _array_function(args, entries, cse=True)
+    func.on_floats = True  # its source may be joined to a generated solver (udk_notebooks._fused)
+    return func
 
 
 def _identically_zero(expr, compiled) -> bool:
@@ -781,22 +784,35 @@ class CompiledModel(ContactForces):
         scalar kernel of a constrained one with a constant diagonal ``M``
         (:meth:`~udk_notebooks.kernels.ScalarKernel.qdd_solver`), or None: the general route.
         """
-        if self.m == 0 and self.mass is None and not self.has_nonideal and self.n <= FREE_MAX_N:
+        kind = self._fast_kind()
+        if kind == "free":
             return self._free_solver()
-        fast = self.kernel.qdd_solver(p, correction) if isinstance(self.kernel, ScalarKernel) else None
+        fast = self.kernel.qdd_solver(p, correction) if kind == "kernel" else None
         if fast is None and self.singular_kernel is not None:  # a zero mass: ScalarKernel's factors decline it
             fast = self.singular_kernel.qdd_solver(p, correction)
         return fast
+
+    def _fast_kind(self) -> str | None:
+        """Which fast solver :meth:`accelerations` has: ``"free"`` (float Cholesky), ``"kernel"``, or None."""
+        if self.m == 0 and self.mass is None and not self.has_nonideal and self.n <= FREE_MAX_N:
+            return "free"
+        if isinstance(self.kernel, ScalarKernel):
+            return "kernel"
+        return None
 
     def plain_rate(self, p) -> Callable:
         """``(t, y) -> (q', q'')`` of :meth:`accelerations` for one parameter vector, as one ndarray.
 
         The right-hand side of an integrator that calls it thousands of times
-        with the same parameters (Hairer's DOP853 in :func:`~udk_notebooks.simulate`):
-        the parameter list and the fast solver of :meth:`accelerations`
-        (:meth:`_fast_solver`, with its mass factors) are bound once, and the
-        state is split as one list. Where the fast solver declines, the general
-        route decides as it does there.
+        with the same parameters (Hairer's DOP853 in :func:`~udk_notebooks.simulate`).
+        Where :meth:`accelerations` has a fast solver (:meth:`_fast_solver`),
+        its generated statements and the lambdified entries are joined into one
+        function (:func:`udk_notebooks._fused.fuse`), and whatever depends on
+        the parameters alone is computed here, once: the same operations in
+        the same order, so the same numbers to the last bit, at about half the
+        cost per call. Where the fast solver declines or the entries cannot be
+        evaluated, the general route decides as it does there (and names the
+        state where the model fails).
 
         Parameters
         ----------
@@ -812,7 +828,15 @@ class CompiledModel(ContactForces):
         if p.shape != (len(self.parameter_names),):
             raise ValueError(f"`p` must hold the {len(self.parameter_names)} parameter values of "
                              f"{self.parameter_names}; got shape {p.shape}. Use CompiledModel.parameters")
-        n, p_list, entries = self.n, p.tolist(), self._entries
+        n = self.n
+
+        def general(t, y):
+            return np.concatenate([y[n:], self._solve_plain(t, y[:n], y[n:], p).qdd])
+
+        fused = self._fused_rate(p, general)
+        if fused is not None:
+            return fused
+        p_list, entries = p.tolist(), self._entries
         fast = self._fast_solver(p)
 
         def rate(t, y):
@@ -821,9 +845,46 @@ class CompiledModel(ContactForces):
                 qdd = fast(entries(t, state[:n], state[n:], p_list))
                 if qdd is not None:
                     return np.array(state[n:] + qdd)
-            return np.concatenate([y[n:], self._solve_plain(t, y[:n], y[n:], p).qdd])
+            return general(t, y)
 
         return rate
+
+    def _fused_rate(self, p: np.ndarray, general: Callable) -> Callable | None:
+        """:meth:`plain_rate` as one generated function for ``p``, or None where no fast solver applies.
+
+        The joined source is generated once per model (and kept); each call
+        runs its set-up for ``p``. None also where the entries need numpy
+        (a function ``math`` lacks), or where the set-up itself fails for these
+        parameters (a division by zero among the parameters alone): the caller
+        then takes the unjoined route, which reports such a failure where it occurs.
+        """
+        kind = self._fast_kind()
+        if kind is None or not getattr(self.matrices, "on_floats", False):
+            return None
+        factors = [] if kind == "free" else self.kernel.mass_factors(p)
+        if factors is None:  # M goes the general route
+            return None
+        cache = self._symbolic
+        if "fused_rate" not in cache:
+            cache["fused_rate"] = self._fuse()
+        make = cache["fused_rate"]
+        if make is None:
+            return None
+        try:
+            return make(p.tolist(), factors, general)
+        except (ValueError, ArithmeticError):
+            return None
+
+    def _fuse(self) -> Callable | None:
+        """The ``make(p, w, fallback)`` of :func:`udk_notebooks._fused.fuse` for this model's fast solver."""
+        from ._fused import fuse
+
+        if self._fast_kind() == "free":
+            lines, names = _free_solver_lines(self.n, self.nonzero.tolist(), lambda k: f"e{k}")
+            return fuse(self.matrices, self.n, lines, "", names, {"sqrt": math.sqrt})
+        lines, names = self.kernel.fused_parts()
+        return fuse(self.matrices, self.n, lines, ", ".join(f"w{j}" for j in range(self.n)), names,
+                    {"bound": self.kernel.bound})
 
     def _free_solver(self) -> Callable:
         """The generated solver of :meth:`accelerations` for an unconstrained model, built on first use and kept."""
@@ -1058,19 +1119,35 @@ def _free_solver(n: int, slots: list) -> Callable:
     then two triangular solves. The function returns None where a test fails
     or the result is not finite: the general route decides there.
     """
+    lines, names = _free_solver_lines(n, slots, lambda k: f"e[{k}]")
+    lines = ["def solve(e):"] + lines + [
+        f"    if not isfinite({' + '.join(names)}):",
+        "        return None",
+        f"    return [{', '.join(names)}]",
+    ]
+    namespace = {"sqrt": math.sqrt, "isfinite": math.isfinite}
+    exec(compile("\n".join(lines), "<udk_notebooks.compiled free solver>", "exec"), namespace)
+    return namespace["solve"]
+
+
+def _free_solver_lines(n: int, slots: list, entry: Callable) -> tuple[list[str], list[str]]:
+    """The statements of :func:`_free_solver` (four-space indented) up to ``q''``, and the names of ``q''``.
+
+    ``entry(k)`` is the source of the k-th compiled entry; ``return None`` declines.
+    """
     where = {slot: k for k, slot in enumerate(slots)}
 
     def value(slot: int) -> str:
-        return f"e[{where[slot]}]" if slot in where else "0.0"
+        return entry(where[slot]) if slot in where else "0.0"
 
-    lines = ["def solve(e):"]
+    lines = []
     for j in range(n):
         lines.append(f"    d{j} = {value(j * n + j)}")
         pivot = " - ".join([f"d{j}"] + [f"L{j}_{k} * L{j}_{k}" for k in range(j)])
-        lines.append(f"    s = {pivot}")
-        lines.append(f"    if not (d{j} > 0.0 and s > {RANK_RTOL!r} * d{j}):")
+        lines.append(f"    s{j} = {pivot}")
+        lines.append(f"    if not (d{j} > 0.0 and s{j} > {RANK_RTOL!r} * d{j}):")
         lines.append("        return None")
-        lines.append(f"    L{j}_{j} = sqrt(s)")
+        lines.append(f"    L{j}_{j} = sqrt(s{j})")
         for i in range(j + 1, n):
             terms = " - ".join([value(i * n + j)] + [f"L{i}_{k} * L{j}_{k}" for k in range(j)])
             lines.append(f"    L{i}_{j} = ({terms}) / L{j}_{j}")
@@ -1080,10 +1157,4 @@ def _free_solver(n: int, slots: list) -> Callable:
     for i in reversed(range(n)):  # L^T x = z
         terms = " - ".join([f"z{i}"] + [f"L{k}_{i} * x{k}" for k in range(i + 1, n)])
         lines.append(f"    x{i} = ({terms}) / L{i}_{i}")
-    result = ", ".join(f"x{i}" for i in range(n))
-    lines.append(f"    if not isfinite({' + '.join(f'x{i}' for i in range(n))}):")
-    lines.append("        return None")
-    lines.append(f"    return [{result}]")
-    namespace = {"sqrt": math.sqrt, "isfinite": math.isfinite}
-    exec(compile("\n".join(lines), "<udk_notebooks.compiled free solver>", "exec"), namespace)
-    return namespace["solve"]
+    return lines, [f"x{i}" for i in range(n)]

@@ -40,7 +40,14 @@ bounded from the factor ``G = U^T U`` through its comparison matrix
 ``<U>`` (absolute diagonal, minus the absolute off-diagonal entries):
 ``|G^{-1}| <= <U>^{-1} <U>^{-T}`` entrywise, so
 ``||G^{-1}||_1 <= max(<U>^{-1} <U>^{-T} e)`` (as LAPACK's ``dptcon`` does
-for tridiagonal matrices). The bound never understates the condition
+for tridiagonal matrices). Where every row of ``A`` has a column of its
+own (nonzero in no other row: the coordinates of a body that one pin fixes),
+``G`` is at least the diagonal matrix of those columns' ``w_j A_kj^2``, so
+``||G^{-1}||_1 <= sqrt(m) / lambda_min(G) <= sqrt(m) / min_k w_j A_kj^2``; this
+bound, a constant of the parameters when those entries are, is tried first
+and the comparison matrix only where it does not decide (for the Cartesian
+double pendulum it always decides: a quarter of its kernel's arithmetic saved).
+Neither bound understates the condition
 number, so a Gram matrix the kernel accepts is one the general route accepts
 as well (where it prefers ``dgglse``, the two agree to rounding); a
 pessimistic bound only sends a system back to it. The tests compare both
@@ -128,8 +135,51 @@ def _sum(terms) -> str:
     return " + ".join(terms) if terms else "0.0"
 
 
-def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
-    """Python source of the scalar kernel and its number of products."""
+def _generate(pattern: _Pattern, has_nonideal: bool, qdd_only: bool = False) -> tuple[str, int]:
+    """Python source of the scalar kernel and its number of products.
+
+    ``kernel(e, w, corr, bound)`` returns ``q''`` and the three force terms
+    (4n values), or with ``qdd_only`` just ``q''`` (n values) after testing
+    that they are finite; None where the general route must decide.
+    """
+    body, products, qdd = _kernel_body(pattern, has_nonideal, qdd_only=qdd_only)
+    head = [
+        "def kernel(e, w, corr, bound):",
+        # Unpacking a list into names is one step; indexing it entry by entry costs one step each.
+        f"    {', '.join(f'e{k}' for k in range(pattern.size))}, = e",
+        f"    {', '.join(f'w{j}' for j in range(pattern.n))}, = w",
+    ]
+    tail = []
+    if qdd_only:
+        tail = [f"    if not isfinite({' + '.join(qdd)}):", "        return None", f"    return [{', '.join(qdd)}]"]
+    return "\n".join(head + body + tail) + "\n", products
+
+
+def _exclusive_columns(P: _Pattern) -> list[tuple[int, int]] | None:
+    """Per row ``k`` of ``A`` a column ``j`` nonzero in that row alone, as ``(k, j)`` pairs; None if a row has none.
+
+    Then ``G = sum_j w_j a_j a_j^T`` (``a_j`` the columns of ``A``, each term
+    positive semi-definite) is at least ``diag(w_j A_kj^2)`` of those columns,
+    so ``lambda_min(G) >= min_k w_j A_kj^2`` (module docstring).
+    """
+    pairs = []
+    for k in range(P.m):
+        column = next((j for j in P.cols[k] if P.rows[j] == [k]), None)
+        if column is None:
+            return None
+        pairs.append((k, column))
+    return pairs
+
+
+def _kernel_body(pattern: _Pattern, has_nonideal: bool, qdd_only: bool = False,
+                 correction: bool = True) -> tuple[list[str], int, list[str]]:
+    """The statements of the scalar kernel (four-space indented), its products, and the names of ``q''``.
+
+    The statements read the entries ``e0, e1, ...``, the mass factors ``w0,
+    w1, ...``, ``bound`` and (with ``correction``) ``corr``; ``return None``
+    declines. With ``qdd_only`` they end by assigning ``q''`` to ``qdd0, ...``
+    (the names returned); else with the return of the 4n outputs.
+    """
     n, m, P = pattern.n, pattern.m, pattern
     out, products = [], 0
 
@@ -137,10 +187,6 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
         return f"e{k}" if k is not None else None
 
     emit = out.append
-    emit("def kernel(e, w, corr, bound):")
-    # Unpacking a list into names is one step; indexing it entry by entry costs one step each.
-    emit(f"    {', '.join(f'e{k}' for k in range(P.size))}, = e")
-    emit(f"    {', '.join(f'w{j}' for j in range(n))}, = w")
     for j in range(n):
         if P.Q[j] is not None:
             emit(f"    a{j} = {e(P.Q[j])} * w{j}")
@@ -162,9 +208,10 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
         products += len(terms)
         right = e(P.b[k]) or "0.0"
         emit(f"    r{k} = {right}" + (f" - ({_sum(terms)})" if terms else ""))
-    emit("    if corr is not None:")
-    for k in range(m):
-        emit(f"        r{k} += corr[{k}]")
+    if correction:
+        emit("    if corr is not None:")
+        for k in range(m):
+            emit(f"        r{k} += corr[{k}]")
     # L D L^T of G over its pattern with fill-in; LD[i, j] = L[i, j] * D[j].
     lower = set()
     norm_rows = []  # row sums of |G| (its diagonal is positive where the pivots are)
@@ -200,21 +247,31 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
             products += len(terms) + 1
             emit(f"    {prefix}{i} = {prefix}y{i} / D{i}" + (f" - ({_sum(terms)})" if terms else ""))
 
-    # Bound on ||G^{-1}||_1 through the comparison matrix of the factor (module docstring).
+    # ||G||_1 (the largest row sum of |G|) times a bound on ||G^{-1}||_1 (module docstring): first the
+    # one from exclusive columns where every row has one (a constant of the parameters, when the
+    # entries are), then, where that one does not decide, the one through the comparison matrix.
     for (k, l), name in gram.items():
         if k != l:
             emit(f"    a{name} = abs({name})")
+    emit(f"    normG = max({', '.join(norm_rows)}, 0.0)")
+    exclusive = _exclusive_columns(P)
+    indent = "    "
+    if exclusive is not None:
+        lows = [f"A{k}_{j} * A{k}_{j} * w{j}" for k, j in exclusive]
+        emit("    lamlow = " + (f"min({', '.join(lows)})" if len(lows) > 1 else lows[0]))
+        emit(f"    if not normG * {math.nextafter(math.sqrt(m), math.inf)!r} < bound * lamlow:")
+        indent = "        "
     for i, k in sorted(lower):
-        emit(f"    aL{i}_{k} = abs(L{i}_{k})")
+        emit(f"{indent}aL{i}_{k} = abs(L{i}_{k})")
     for i in range(m):
         terms = [f"aL{i}_{k} * fy{k}" for k in range(i) if (i, k) in lower]
-        emit(f"    fy{i} = 1.0" + (f" + {_sum(terms)}" if terms else ""))
+        emit(f"{indent}fy{i} = 1.0" + (f" + {_sum(terms)}" if terms else ""))
     for i in reversed(range(m)):
         terms = [f"aL{k}_{i} * f{k}" for k in range(i + 1, m) if (k, i) in lower]
-        emit(f"    f{i} = fy{i} / D{i}" + (f" + {_sum(terms)}" if terms else ""))
+        emit(f"{indent}f{i} = fy{i} / D{i}" + (f" + {_sum(terms)}" if terms else ""))
     products += 2 * len(lower) + m
-    emit(f"    if not max({', '.join(f'f{i}' for i in range(m))}, 0.0) * max({', '.join(norm_rows)}, 0.0) < bound:")
-    emit("        return None")
+    emit(f"{indent}if not max({', '.join(f'f{i}' for i in range(m))}, 0.0) * normG < bound:")
+    emit(f"{indent}    return None")
     solve("lam", lambda i: f"r{i}")
     ideal = []
     for j in range(n):
@@ -243,10 +300,15 @@ def _generate(pattern: _Pattern, has_nonideal: bool) -> tuple[str, int]:
             emit(f"    N{j} = {e(P.C[j]) or '0.0'}" + (f" - ({_sum(terms)})" if terms else ""))
             nonideal[j] = f"N{j}"
             qdd[j] = f"{qdd[j]} + N{j} * w{j}"
-    emit(f"    return [{', '.join(qdd + impressed + ideal + nonideal)}]")
+    names = [f"qdd{j}" for j in range(n)]
+    if qdd_only:
+        for name, value in zip(names, qdd):
+            emit(f"    {name} = {value}")
+    else:
+        emit(f"    return [{', '.join(qdd + impressed + ideal + nonideal)}]")
     # The entries of A by their place in the value list (named A{k}_{j} above for legibility).
-    source = re.sub(r"\bA(\d+)_(\d+)\b", lambda match: e(P.A[int(match[1])][int(match[2])]), "\n".join(out) + "\n")
-    return source, products
+    body = [re.sub(r"\bA(\d+)_(\d+)\b", lambda match: e(P.A[int(match[1])][int(match[2])]), line) for line in out]
+    return body, products, names
 
 
 class ScalarKernel:
@@ -264,10 +326,10 @@ class ScalarKernel:
 
     def __init__(self, pattern: _Pattern, mass, has_nonideal: bool):
         self.n = pattern.n
+        self.pattern, self.has_nonideal = pattern, has_nonideal
         self.source, self.products = _generate(pattern, has_nonideal)
-        namespace: dict = {}
-        exec(compile(self.source, "<udk_notebooks.kernels.ScalarKernel>", "exec"), namespace)  # noqa: S102
-        self._kernel = namespace["kernel"]
+        self._kernel = _compile_kernel(self.source)
+        self._qdd_kernel = None  # q'' alone (qdd_solver), generated on first use
         self._factors = _Factors(mass, lambda w: w.tolist())
 
     def __call__(self, values, p: np.ndarray, correction=None) -> Motion | None:
@@ -287,9 +349,14 @@ class ScalarKernel:
     def qdd_solver(self, p: np.ndarray, correction=None) -> Callable | None:
         """``values -> q''`` of :meth:`__call__` alone (a list, or None where the general route must decide).
 
-        For an integrator's right-hand side: the same kernel and test, with the
-        force terms computed all the same (a few products each) but not wrapped
-        into a Motion, which costs as much as the kernel. None when ``M`` itself
+        For an integrator's right-hand side: the kernel's statements up to
+        ``q''`` (the force terms are computed on the way, a few products each,
+        but neither collected nor wrapped into a Motion) and the same tests.
+        The finiteness test looks at ``q''`` only, which decides the same
+        states as the test of all 4n outputs: with the mass factors ``w = 1/d``
+        finite and positive, ``q''_j = (Q_j + F_j) w_j`` is finite exactly when
+        the impressed and constraint forces are (an overflow of a product only
+        sends a finite answer to the general route). None when ``M`` itself
         goes the general route. The mass factors of ``p`` and the correction are
         bound once, for a rate called thousands of times with the same parameters.
         """
@@ -297,16 +364,38 @@ class ScalarKernel:
         if w is None:
             return None
         corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
-        kernel, n = self._kernel, self.n
+        if self._qdd_kernel is None:
+            self._qdd_kernel = _compile_kernel(_generate(self.pattern, self.has_nonideal, qdd_only=True)[0])
+        kernel = self._qdd_kernel
 
         def solve(values):
-            out = kernel(values, w, corr, _BOUND)
-            # The test of __call__: every output finite, so both routes vouch for the same states.
-            if out is None or not math.isfinite(sum(out)):
-                return None
-            return out[:n]
+            return kernel(values, w, corr, _BOUND)
 
         return solve
+
+    bound = _BOUND
+    """The largest ``||G||_1 ||G^{-1}||_1`` the kernel accepts (its argument ``bound``)."""
+
+    def mass_factors(self, p: np.ndarray) -> list[float] | None:
+        """``w = 1/d`` of ``M = diag(d)`` for ``p`` as a list; None when ``M`` goes the general route."""
+        return self._factors(p)
+
+    def fused_parts(self) -> tuple[list[str], list[str]]:
+        """What :func:`udk_notebooks._fused.fuse` joins to the entries: statements and the names of ``q''``.
+
+        The statements of :meth:`qdd_solver` without a correction (the plain
+        route of an unstabilized run), reading ``e0, ...``, ``w0, ...`` and
+        ``bound``; ``return None`` declines.
+        """
+        body, _, names = _kernel_body(self.pattern, self.has_nonideal, qdd_only=True, correction=False)
+        return body, names
+
+
+def _compile_kernel(source: str) -> Callable:
+    """The function ``kernel`` that the generated ``source`` defines."""
+    namespace: dict = {"isfinite": math.isfinite}
+    exec(compile(source, "<udk_notebooks.kernels.ScalarKernel>", "exec"), namespace)  # noqa: S102
+    return namespace["kernel"]
 
 
 class BandKernel:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -38,7 +38,11 @@ COMPILED_METHODS = ("dop853",)
 & Wanner, "Solving Ordinary Differential Equations I", 1993, Sec. II.10), the Fortran code behind
 ``scipy.integrate.ode``: the same Runge-Kutta pair of order 8(5,3) as solve_ivp's ``"DOP853"``, with about a
 microsecond of overhead per evaluation instead of seven. It steps to every ``t_eval`` time (no interpolation)
-and takes models without friction contacts (see :func:`simulate`)."""
+and takes models without friction contacts (see :func:`simulate`). The stops cost evaluations (the double
+pendulum's default swing, 201 samples in 5 s: 4944 instead of 3443 for the Cartesian model), but DOP853's
+dense output of order 7 costs three more per step with a sample (600 to 720 here), and ``ode`` does not
+return it: stepping to the samples is the cheaper of the two. The right-hand side is
+:meth:`~udk_notebooks.compiled.CompiledModel.plain_rate` (generated code where the model has a fast solver)."""
 
 IMPACT_TOL = 1e-9
 """An open contact counts as back on its surface when its gap falls below ``-IMPACT_TOL (1 + max|q|)`` metres.
@@ -263,7 +267,8 @@ class _Budget:
 
     def spend(self, t: float, y) -> None:
         self.count += 1
-        self.latest = max(self.latest, t)
+        if t > self.latest:  # a comparison, not max(): this runs at every evaluation
+            self.latest = t
         if self.count % STALL_EVALUATIONS:
             return
         advanced = self.latest - self.window_start
@@ -281,8 +286,32 @@ class _Budget:
         self.window_start = self.latest
 
 
+def _counted_rate(rate: Callable, budget: _Budget | None) -> Callable:
+    """``rate(t, y)`` counted against ``budget`` (if any), a failure of the model raised as :class:`_StepFailure`.
+
+    The one wrapper of every right-hand side an integrator calls
+    (:class:`_Segment` and :class:`_HairerRate`): a ValueError, ArithmeticError
+    or LinAlgError of the equation of motion becomes a failure at that time
+    and state, which the run reports with the samples before it.
+    """
+    spend = None if budget is None else budget.spend
+
+    def guarded(t, y):
+        if spend is not None:
+            spend(t, y)
+        try:
+            return rate(t, y)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            raise _StepFailure(t, y, exc) from exc
+
+    return guarded
+
+
 class _Segment:
-    """Right-hand side and switching functions for one set of friction modes (and, optionally, a budget)."""
+    """Right-hand side and switching functions for one set of friction modes (and, optionally, a budget).
+
+    ``rhs(t, y)`` is :meth:`rate` behind :func:`_counted_rate`.
+    """
 
     def __init__(self, cm: CompiledModel, p, modes, stabilization, budget: _Budget | None = None):
         self.cm, self.p, self.modes, self.stab = cm, p, tuple(modes), stabilization
@@ -290,6 +319,7 @@ class _Segment:
         self.budget = budget
         self._last = None  # (t, y) and the switching values there
         self._p_list = np.asarray(p, dtype=float).tolist()
+        self.rhs = _counted_rate(self.rate, budget)
 
     def _correction(self, t, q, qd) -> np.ndarray | None:
         """The stabilization's correction of ``b`` at this state (None without stabilization).
@@ -305,18 +335,14 @@ class _Segment:
         q, qd = y[: self.n], y[self.n :]
         return self.cm.solve_modes(t, q, qd, self.p, self.modes, self._correction(t, q, qd))
 
-    def rhs(self, t, y):
-        if self.budget is not None:
-            self.budget.spend(t, y)
-        try:
-            if self.modes:
-                return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
-            # No friction entry: the plain route's accelerations alone (CompiledModel.accelerations), without
-            # building the force terms that only the samples need.
-            q, qd = y[: self.n], y[self.n :]
-            return np.concatenate([qd, self.cm.accelerations(t, q, qd, self.p, self._correction(t, q, qd))])
-        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            raise _StepFailure(t, y, exc) from exc
+    def rate(self, t, y):
+        """``(q', q'')`` at ``(t, y)``; a failure of the model raises as it is (:attr:`rhs` wraps it)."""
+        if self.modes:
+            return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
+        # No friction entry: the plain route's accelerations alone (CompiledModel.accelerations), without
+        # building the force terms that only the samples need.
+        q, qd = y[: self.n], y[self.n :]
+        return np.concatenate([qd, self.cm.accelerations(t, q, qd, self.p, self._correction(t, q, qd))])
 
     @property
     def count(self) -> int:
@@ -996,40 +1022,44 @@ class _HairerRate:
     pending), so the first failure is kept (``failure``) and the rate turns
     into NaN from then on: the solver then rejects its steps and stops with
     "step size too small" within about a thousand evaluations, and the run
-    raises the kept failure, at the state where it happened.
+    raises the kept failure, at the state where it happened. The budget and
+    the failures are those of every other route (:func:`_counted_rate`).
     """
 
     def __init__(self, cm: CompiledModel, p, stabilization, budget: _Budget):
-        self.segment = _Segment(cm, p, (), stabilization, budget)
         self.failure: _StepFailure | None = None
-        # Without stabilization the rate is the plain route's, with the parameters bound once
-        # (CompiledModel.plain_rate): the same numbers as _Segment.rhs at a third less overhead per call.
-        self.budget = budget
-        self.plain = cm.plain_rate(p) if stabilization is None else None
+        # Without stabilization the rate is the plain route's with the parameters bound once, and where
+        # the model has a fast solver, joined to its entries (CompiledModel.plain_rate): the same numbers
+        # as _Segment.rate at half the cost per call.
+        rate = cm.plain_rate(p) if stabilization is None else _Segment(cm, p, (), stabilization).rate
+        guarded = _counted_rate(rate, budget)
+
+        def call(t, y):  # a closure: the solver calls it thousands of times, a method call costs more
+            if self.failure is None:
+                try:
+                    return guarded(t, y)
+                except _StepFailure as failure:
+                    self.failure = failure
+            return np.full(y.size, np.nan)
+
+        self.call = call
 
     def __call__(self, t, y):
-        if self.failure is None:
-            try:
-                if self.plain is None:
-                    return self.segment.rhs(t, y)
-                self.budget.spend(t, y)
-                try:
-                    return self.plain(t, y)
-                except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:  # as _Segment.rhs
-                    raise _StepFailure(t, y, exc) from exc
-            except _StepFailure as failure:
-                self.failure = failure
-        return np.full(y.size, np.nan)
+        return self.call(t, y)
 
 
 def _hairer_solver(rate: _HairerRate, t, y, rtol, atol, limit):
     """A scipy ``ode`` running Hairer's DOP853 from ``(t, y)``; its ``grown`` list receives a runaway step."""
     from ._ode import ode  # here: most runs never need it; and not scipy.integrate (0.3 s of a cold start)
 
-    solver = ode(rate).set_integrator("dop853", rtol=rtol, atol=atol, nsteps=MAX_EVALUATIONS // 12)
+    solver = ode(rate.call).set_integrator("dop853", rtol=rtol, atol=atol, nsteps=MAX_EVALUATIONS // 12)
     solver.grown = []
 
     def accepted(tt, yy):  # every accepted step: stop at the first that outgrows the divergence limit
+        # The sum of |y| is NaN or inf where an entry is, and at least the largest entry: at or below the
+        # limit nothing can have run away (Python floats: a fifth of runaway's numpy cost).
+        if sum(map(abs, yy.tolist())) <= limit:
+            return 0
         reason = runaway(yy, limit)
         if reason:
             solver.grown.append((float(tt), reason))
@@ -1042,12 +1072,12 @@ def _hairer_solver(rate: _HairerRate, t, y, rtol, atol, limit):
 
 
 def _hairer_advance(solver, rate: _HairerRate, target: float) -> np.ndarray:
-    """The state at ``target`` (or where a runaway step stopped the solver); a failure raises its _StepFailure."""
-    import warnings
+    """The state at ``target`` (or where a runaway step stopped the solver); a failure raises its _StepFailure.
 
-    with warnings.catch_warnings():  # scipy warns of a failed run; the SimulationError below says it instead
-        warnings.simplefilter("ignore", UserWarning)
-        y = np.array(solver.integrate(target), dtype=float)
+    Call it with scipy's UserWarning silenced (:func:`_integrate_hairer`): scipy warns of a failed run, and
+    the SimulationError of the failure says it instead.
+    """
+    y = np.array(solver.integrate(target), dtype=float)
     if rate.failure is not None:
         raise rate.failure
     if not solver.successful():
@@ -1066,6 +1096,15 @@ def _integrate_hairer(cm, p, y, t0, t_eval, rtol, atol, stab, limit, record, mon
     interval for a singular configuration, located by bisection on fresh
     runs from the interval's start, as for the fixed-step methods.
     """
+    import warnings
+
+    with warnings.catch_warnings():  # once per run, not per sample: see _hairer_advance
+        warnings.simplefilter("ignore", UserWarning)
+        return _hairer_samples(cm, p, y, t0, t_eval, rtol, atol, stab, limit, record, monitor)
+
+
+def _hairer_samples(cm, p, y, t0, t_eval, rtol, atol, stab, limit, record, monitor):
+    """:func:`_integrate_hairer` with scipy's warnings silenced."""
     times, states, log = record
     rate = _HairerRate(cm, p, stab, _Budget(t0, float(t_eval[-1])))
     if t_eval[0] == t0:

@@ -27,6 +27,13 @@ pins as four holonomic constraints
 (d) the pin reactions ``|R_A| = |F^L_2|`` (on body 2) and
     ``|R_O| = |F^L_1 + F^L_2|`` read off ``F^L``.
 
+Each run's right-hand side is one generated function per formulation
+(:meth:`~udk_notebooks.compiled.CompiledModel.plain_rate`: the lambdified
+entries joined to the float Cholesky of the joint-angle model or to the scalar
+kernel of the Cartesian one, parameter-only parts computed once per update),
+bitwise the numbers of the general plain route, so the solver takes the same
+steps and the energy panel shows the same integration error as with it.
+
 Construct with ``bodies="points"`` for point masses on massless links: the
 Cartesian mass matrix is then singular, and the solver still gives unique
 accelerations because ``[M; A]`` has full column rank (encyclopedia article).
