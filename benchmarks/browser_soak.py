@@ -106,9 +106,9 @@ def stop_burners(burners: list[multiprocessing.Process]) -> None:
         burner.join(timeout=10)
 
 
-def run_once(tests: list[str], log: Path | None, samples: int = 1) -> tuple[bool, float, str]:
-    """One pytest process over ``tests``: (passed, seconds, last line of its summary)."""
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", *tests]
+def run_once(tests: list[str], log: Path | None, samples: int = 1, workers: int = 0) -> tuple[bool, float, str]:
+    """One pytest process over ``tests`` with ``workers`` xdist workers: (passed, seconds, last line of its summary)."""
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", str(workers), "-p", "no:cacheprovider", *tests]
     # JupyterLab itself takes minutes to start at load 15: give the fixture room (tests/browser/conftest.py).
     env = {"UDK_SERVER_START_TIMEOUT": "300", **os.environ, "OPENBLAS_NUM_THREADS": "1",
            "UDK_LATENCY_SAMPLES": str(samples)}
@@ -127,12 +127,27 @@ def run_once(tests: list[str], log: Path | None, samples: int = 1) -> tuple[bool
     return passed, seconds, "; ".join([summary, *failed])
 
 
+def _revision() -> str:
+    """The commit under test, and whether the working tree differs from it (a soak is a claim about one commit)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "a tree outside git"
+    return f"commit {head}" + (" with uncommitted changes" if dirty else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("tests", nargs="*", help="pytest node ids or files (default: the soak set above)")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--samples", type=int, default=1, help="latency samples of the lesson 01 test")
     parser.add_argument("--burners", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--workers", type=int, default=0,
+                        help="pytest-xdist workers per run (default 0: one process; make test runs the browser "
+                             "tests on every core)")
     parser.add_argument("--stop-after", type=float, default=None, help="seconds; no run starts after that")
     parser.add_argument("--log", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -142,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--samples must be at least 1")
     if args.burners < 0:
         parser.error("--burners must be zero or more")
+    if args.workers < 0:
+        parser.error("--workers must be zero or more")
     tests = args.tests or list(SOAK_SET.values())
 
+    print(f"soaking {_revision()}, {args.workers or 'no'} xdist worker(s) per run", flush=True)
     burners = start_burners(args.burners)
     began = time.monotonic()
     results: list[bool] = []
@@ -153,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"stopped before run {run}: --stop-after {args.stop_after:g} s reached", flush=True)
                 break
             load = os.getloadavg()[0]
-            passed, seconds, summary = run_once(tests, args.log, args.samples)
+            passed, seconds, summary = run_once(tests, args.log, args.samples, args.workers)
             results.append(passed)
             print(f"run {run:2d}: {'PASS' if passed else 'FAIL'} in {seconds:5.0f} s (load {load:.1f}): {summary}",
                   flush=True)

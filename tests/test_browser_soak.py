@@ -37,9 +37,12 @@ def test_a_run_passes_only_when_its_tests_pass(soak, tmp_path: Path):
     assert passed and "1 passed" in summary and seconds > 0
     passed, _, summary = soak.run_once([str(bad)], None)
     assert not passed and "1 failed" in summary
+    passed, _, summary = soak.run_once([str(good), str(bad)], None, samples=3, workers=2)  # under xdist too
+    assert not passed and "1 failed" in summary and "1 passed" in summary
 
 
-@pytest.mark.parametrize("argv", [["--runs", "0"], ["--samples", "0"], ["--burners", "-1"]])
+@pytest.mark.parametrize("argv", [["--runs", "0"], ["--samples", "0"], ["--burners", "-1"],
+                                  ["--workers", "-1"]])
 def test_bad_arguments_are_refused(soak, argv):
     with pytest.raises(SystemExit) as stopped:
         soak.main(argv)
