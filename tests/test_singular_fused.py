@@ -6,10 +6,10 @@ systems with singular mass matrices", Proc. R. Soc. A 462, 2006) the scalar
 kernel declines and ``accelerations`` takes ``kernels.SingularKernel``.
 ``plain_rate`` joins that kernel's statements to the lambdified entries
 (``udk_notebooks._fused``): it must give bitwise the ``q''`` of
-``accelerations``, agree with the general route ``core.solve`` (LAPACK, no
-shared code) to 1e-12, hand the states the kernel declines to the general
-route, and give the runs of the unjoined route to the bit, through both
-integrators the explorer and the fixed-step methods use.
+``accelerations``, agree with the general route ``core.udwadia_kalaba`` (LAPACK's singular-M
+route, no shared code) to 1e-12, hand the states the kernel declines to the general
+route, and give the runs of the unjoined route to the bit, through scipy's
+solve_ivp (the explorer's DOP853) and the fixed-step methods.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import pytest
 
 from udk_notebooks import _fused
 from udk_notebooks.compiled import CompiledModel
-from udk_notebooks.core import solve
 from udk_notebooks.examples import singular_mass
 from udk_notebooks.simulation import simulate
 from udk_notebooks.widgets.singular_mass import compiled_model
 
-FUSED = "<udk_notebooks fused rate>"
+from test_fused_rate import is_fused, mismatch  # q'' against core.udwadia_kalaba, relative to the accelerations
+
 PARAMS = dict(m=1.3, g=9.81, l=1.2, c=0.3, mA=0.0, mB=0.0)
 
 
@@ -37,30 +37,18 @@ def trammel_states(rng, count, params=PARAMS):
         yield q, qd
 
 
-def general_mismatch(cm, rate, p, states) -> float:
-    """Largest difference of ``rate``'s ``q''`` from ``core.solve``, relative to the accelerations."""
-    worst = 0.0
-    for q, qd in states:
-        M, Q, A, b, _ = cm.evaluate(0.0, q, qd, p)
-        general = solve(M, Q, A, b).qdd
-        got = rate(0.0, np.concatenate([q, qd]))
-        assert np.array_equal(got[: cm.n], qd)
-        worst = max(worst, float(np.abs(got[cm.n :] - general).max() / max(1.0, np.abs(general).max())))
-    return worst
-
-
 @pytest.mark.parametrize("masses", [(0.0, 0.0), (1.7, 0.0), (0.0, 0.4)], ids=["both massless", "mB = 0", "mA = 0"])
 def test_fused_singular_rate_is_bitwise_accelerations_and_matches_the_general_route(masses):
     cm = compiled_model()
     params = dict(PARAMS, mA=masses[0], mB=masses[1])
     p = cm.parameters(params)
     rate = cm.plain_rate(p)
-    assert rate.__code__.co_filename == FUSED  # joined, not the unfused closure
+    assert is_fused(rate)  # joined, not the unfused closure
     states = list(trammel_states(np.random.default_rng(11), 60, params))
     for q, qd in states:
         expected = np.concatenate([qd, cm.accelerations(0.0, q, qd, p)])
         assert np.array_equal(rate(0.0, np.concatenate([q, qd])), expected)
-    assert general_mismatch(cm, rate, p, states) < 1e-12
+    assert mismatch(cm, rate, p, states) < 1e-12
 
 
 def test_a_wrong_fused_singular_solver_is_caught_by_the_comparison():
@@ -73,8 +61,8 @@ def test_a_wrong_fused_singular_solver_is_caught_by_the_comparison():
     rate = _fused.fuse(cm.matrices, cm.n, wrong, inputs, names, extra)(
         p.tolist(), cm.singular_kernel.mass_factors(p), None)
     states = list(trammel_states(np.random.default_rng(3), 6))
-    assert general_mismatch(cm, rate, p, states) > 1e-3
-    assert general_mismatch(cm, cm.plain_rate(p), p, states) < 1e-12
+    assert mismatch(cm, rate, p, states) > 1e-3
+    assert mismatch(cm, cm.plain_rate(p), p, states) < 1e-12
 
 
 def test_a_regular_mass_matrix_keeps_the_scalar_kernel():
