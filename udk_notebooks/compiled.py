@@ -861,13 +861,15 @@ class CompiledModel(ContactForces):
         kind = self._fast_kind()
         if kind is None or not getattr(self.matrices, "on_floats", False):
             return None
-        factors = [] if kind == "free" else self.kernel.mass_factors(p)
+        key, factors = "fused_rate", [] if kind == "free" else self.kernel.mass_factors(p)
+        if factors is None and self.singular_kernel is not None:  # a zero mass: the singular kernel's, as in _fast_solver
+            key, factors = "fused_singular", self.singular_kernel.mass_factors(p)
         if factors is None:  # M goes the general route
             return None
         cache = self._symbolic
-        if "fused_rate" not in cache:
-            cache["fused_rate"] = self._fuse()
-        make = cache["fused_rate"]
+        if key not in cache:
+            cache[key] = self._fuse(singular=key == "fused_singular")
+        make = cache[key]
         if make is None:
             return None
         try:
@@ -875,10 +877,17 @@ class CompiledModel(ContactForces):
         except (ValueError, ArithmeticError):
             return None
 
-    def _fuse(self) -> Callable | None:
-        """The ``make(p, w, fallback)`` of :func:`udk_notebooks._fused.fuse` for this model's fast solver."""
+    def _fuse(self, singular: bool = False) -> Callable | None:
+        """The ``make(p, w, fallback)`` of :func:`udk_notebooks._fused.fuse` for this model's fast solver.
+
+        With ``singular``, for :class:`~udk_notebooks.kernels.SingularKernel` (a zero mass), whose
+        factors are those of its :meth:`~udk_notebooks.kernels.SingularKernel.mass_factors`.
+        """
         from ._fused import fuse
 
+        if singular:
+            lines, names, inputs, extra = self.singular_kernel.fused_parts()
+            return fuse(self.matrices, self.n, lines, inputs, names, extra)
         if self._fast_kind() == "free":
             lines, names = _free_solver_lines(self.n, self.nonzero.tolist(), lambda k: f"e{k}")
             return fuse(self.matrices, self.n, lines, "", names, {"sqrt": math.sqrt})

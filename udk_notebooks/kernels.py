@@ -911,26 +911,42 @@ def _cholesky(code: _Lines, matrix: dict, size: int, prefix: str, floor: Callabl
 
 def _singular_source(pattern: _Pattern) -> str:
     """Python source of :class:`SingularKernel` (see there for the equations)."""
-    n, m, P = pattern.n, pattern.m, pattern
     code = _Lines()
     code.lines.append("def kernel(e, d, w, inverse_scale, corr, bound, pivot_rtol):")
+    qdd, Q = _singular_body(code, pattern, lambda k: f"e[{k}]", lambda j: f"w[{j}]", correction=True)
+    # F^L = M q'' - Q (the bordered route's ideal force; M q'' - Q lies in the range of A^T).
+    ideal = [f"d[{j}] * {qdd[j]}" + (f" - {Q[j]}" if Q[j] else "") for j in range(pattern.n)]
+    code.emit(f"return [{', '.join(qdd + [q or '0.0' for q in Q] + ideal + ['0.0'] * pattern.n)}]")
+    return "\n".join(code.lines) + "\n"
+
+
+def _singular_body(code: _Lines, pattern: _Pattern, entry: Callable, weight: Callable,
+                   correction: bool) -> tuple[list[str], list]:
+    """The statements of :class:`SingularKernel` up to ``q''`` into ``code``: the names of ``q''`` and of ``Q``.
+
+    ``entry(k)`` and ``weight(j)`` spell the compiled value ``k`` and the scaled mass ``d_j / s``
+    (``e[k]``, ``w[j]`` in the kernel, ``e{k}``, ``w{j}`` in the fused rate); ``correction`` adds
+    ``corr`` to ``b`` (the fused rate has none: the same product, ``b * f``, either way).
+    """
+    n, m, P = pattern.n, pattern.m, pattern
     # Rows of A scaled by the power of two that brings their largest entry into [1, 2) (core.scale_rows).
     A = [[None] * n for _ in range(m)]
     rb = []
     for k in range(m):
-        cells = [f"e[{P.A[k][j]}]" for j in P.cols[k]]
+        cells = [entry(P.A[k][j]) for j in P.cols[k]]
         _scale_row(code.emit, k, cells)
         for j, cell in zip(P.cols[k], cells):
             A[k][j] = code.let(f"a{k}_{j}", [], f"{cell} * f{k}")
-        b = f"e[{P.b[k]}]" if P.b[k] is not None else "0.0"
-        rb.append(code.let(f"rb{k}", [], f"({b} if corr is None else {b} + corr[{k}]) * f{k}"))
+        b = entry(P.b[k]) if P.b[k] is not None else "0.0"
+        rb.append(code.let(f"rb{k}", [], f"({b} if corr is None else {b} + corr[{k}]) * f{k}" if correction
+                           else f"{b} * f{k}"))
     # H = M / s + A^T A and Q_b = Q / s + A^T b (the augmented form, Udwadia & Phohomsiri 2006).
     H = {}
     for i in range(n):
         for j in range(i + 1):
             H[i, j] = code.let(f"H{i}_{j}", [_times(A[k][i], A[k][j]) for k in range(m)],
-                               f"w[{i}]" if i == j else None, sign="+")
-    Q = [f"e[{P.Q[j]}]" if P.Q[j] is not None else None for j in range(n)]
+                               weight(i) if i == j else None, sign="+")
+    Q = [entry(P.Q[j]) if P.Q[j] is not None else None for j in range(n)]
     Qb = [code.let(f"Qb{j}", [_times(A[k][j], rb[k]) for k in range(m)],
                    f"{Q[j]} * inverse_scale" if Q[j] else None, sign="+") for j in range(n)]
     # H = L L^T; a pivot at most pivot_rtol times its diagonal entry declines (cholesky_or_none's test, stricter).
@@ -974,11 +990,7 @@ def _singular_source(pattern: _Pattern) -> str:
     qdd = [None] * n
     for i in reversed(range(n)):
         qdd[i] = code.quotient(f"x{i}", [_times(L.get((k, i)), qdd[k]) for k in range(i + 1, n)], z[i], L[i, i])
-    qdd = [x or "0.0" for x in qdd]
-    # F^L = M q'' - Q (the bordered route's ideal force; M q'' - Q lies in the range of A^T).
-    ideal = [f"d[{j}] * {qdd[j]}" + (f" - {Q[j]}" if Q[j] else "") for j in range(n)]
-    code.emit(f"return [{', '.join(qdd + [q or '0.0' for q in Q] + ideal + ['0.0'] * n)}]")
-    return "\n".join(code.lines) + "\n"
+    return [x or "0.0" for x in qdd], Q
 
 
 class SingularKernel:
@@ -1022,7 +1034,7 @@ class SingularKernel:
     """
 
     def __init__(self, pattern: _Pattern, mass):
-        self.n = pattern.n
+        self.n, self._pattern = pattern.n, pattern
         self.source = _singular_source(pattern)
         namespace: dict = {"sqrt": math.sqrt, "ldexp": math.ldexp, "frexp": math.frexp}
         exec(compile(self.source, "<udk_notebooks.kernels.SingularKernel>", "exec"), namespace)  # noqa: S102
@@ -1080,6 +1092,31 @@ class SingularKernel:
             return None if out is None else out[:n]
 
         return accelerations
+
+    def mass_factors(self, p: np.ndarray) -> list[float] | None:
+        """``d / s`` of ``M = diag(d)`` and then ``1 / s`` for ``p``, one list; None where ``M`` is not this kernel's.
+
+        The inputs ``w0, ..., inverse_scale`` of :meth:`fused_parts`.
+        """
+        masses = self._masses(np.asarray(p, dtype=float))
+        return None if masses is None else masses[1] + [masses[2]]
+
+    def fused_parts(self) -> tuple[list[str], list[str], str, dict]:
+        """What :func:`udk_notebooks._fused.fuse` joins to the entries, as :meth:`ScalarKernel.fused_parts`.
+
+        The statements of :meth:`qdd_solver` without a correction (the plain
+        route of an unstabilized run) up to ``q''``, reading ``e0, ...`` for
+        the compiled values; ``return None`` declines. Returns the statements,
+        the names of ``q''``, the inputs the set-up unpacks from
+        :meth:`mass_factors`, and the global names the statements read.
+        """
+        code = _Lines()
+        qdd, _ = _singular_body(code, self._pattern, lambda k: f"e{k}",
+                                lambda j: f"w{j}", correction=False)
+        inputs = ", ".join([f"w{j}" for j in range(self.n)] + ["inverse_scale"])
+        names = {"sqrt": math.sqrt, "ldexp": math.ldexp, "frexp": math.frexp, "bound": _BOUND,
+                 "pivot_rtol": SINGULAR_PIVOT_RTOL}
+        return code.lines, qdd, inputs, names
 
 
 def singular_kernel(n: int, m: int, nonzero, mass, has_nonideal: bool) -> SingularKernel | None:
