@@ -848,14 +848,8 @@ The general route (:func:`udk_notebooks.core.cholesky_or_none`) counts a matrix 
 ``RANK_RTOL = 1e-10``; the kernel answers only far from that, and sends everything nearer to it."""
 
 
-class _Lines:
-    """Straight-line source under construction; ``None`` stands for a structural zero and is left out."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def emit(self, line: str) -> None:
-        self.lines.append("    " + line)
+class _SingularCode(_Lines):
+    """The singular kernel's code: a bare name is passed on without a copy, and a sum divided in one statement."""
 
     @staticmethod
     def _expression(terms, base: str | None, sign: str) -> str | None:
@@ -884,11 +878,7 @@ class _Lines:
         return name
 
 
-def _times(x: str | None, y: str | None) -> str | None:
-    return None if x is None or y is None else f"{x} * {y}"
-
-
-def _cholesky(code: _Lines, matrix: dict, size: int, prefix: str, floor: Callable) -> dict:
+def _cholesky(code: _SingularCode, matrix: dict, size: int, prefix: str, floor: Callable) -> dict:
     """The lower factor ``F`` of ``matrix = F F^T`` (entries ``(i, j)``, ``i >= j``; None for structural zeros).
 
     The generated code declines (returns None) unless each pivot exceeds ``floor(diagonal entry)``.
@@ -896,13 +886,13 @@ def _cholesky(code: _Lines, matrix: dict, size: int, prefix: str, floor: Callabl
     F = {}
     for j in range(size):
         diagonal = matrix[j, j] or "0.0"
-        pivot = code.let(f"{prefix}P{j}", [_times(F.get((j, k)), F.get((j, k))) for k in range(j)], diagonal)
+        pivot = code.let(f"{prefix}P{j}", [_product(F.get((j, k)), F.get((j, k))) for k in range(j)], diagonal)
         code.emit(f"if not {pivot} > {floor(diagonal)}:")
         code.emit("    return None")
         code.emit(f"{prefix}{j}_{j} = sqrt({pivot})")
         F[j, j] = f"{prefix}{j}_{j}"
         for i in range(j + 1, size):
-            entry = code.quotient(f"{prefix}{i}_{j}", [_times(F.get((i, k)), F.get((j, k))) for k in range(j)],
+            entry = code.quotient(f"{prefix}{i}_{j}", [_product(F.get((i, k)), F.get((j, k))) for k in range(j)],
                                   matrix[i, j], F[j, j])
             if entry:
                 F[i, j] = entry
@@ -911,7 +901,7 @@ def _cholesky(code: _Lines, matrix: dict, size: int, prefix: str, floor: Callabl
 
 def _singular_source(pattern: _Pattern) -> str:
     """Python source of :class:`SingularKernel` (see there for the equations)."""
-    code = _Lines()
+    code = _SingularCode()
     code.lines.append("def kernel(e, d, w, inverse_scale, corr, bound, pivot_rtol):")
     qdd, Q = _singular_body(code, pattern, lambda k: f"e[{k}]", lambda j: f"w[{j}]", correction=True)
     # F^L = M q'' - Q (the bordered route's ideal force; M q'' - Q lies in the range of A^T).
@@ -920,7 +910,7 @@ def _singular_source(pattern: _Pattern) -> str:
     return "\n".join(code.lines) + "\n"
 
 
-def _singular_body(code: _Lines, pattern: _Pattern, entry: Callable, weight: Callable,
+def _singular_body(code: _SingularCode, pattern: _Pattern, entry: Callable, weight: Callable,
                    correction: bool) -> tuple[list[str], list]:
     """The statements of :class:`SingularKernel` up to ``q''`` into ``code``: the names of ``q''`` and of ``Q``.
 
@@ -944,10 +934,10 @@ def _singular_body(code: _Lines, pattern: _Pattern, entry: Callable, weight: Cal
     H = {}
     for i in range(n):
         for j in range(i + 1):
-            H[i, j] = code.let(f"H{i}_{j}", [_times(A[k][i], A[k][j]) for k in range(m)],
+            H[i, j] = code.let(f"H{i}_{j}", [_product(A[k][i], A[k][j]) for k in range(m)],
                                weight(i) if i == j else None, sign="+")
     Q = [entry(P.Q[j]) if P.Q[j] is not None else None for j in range(n)]
-    Qb = [code.let(f"Qb{j}", [_times(A[k][j], rb[k]) for k in range(m)],
+    Qb = [code.let(f"Qb{j}", [_product(A[k][j], rb[k]) for k in range(m)],
                    f"{Q[j]} * inverse_scale" if Q[j] else None, sign="+") for j in range(n)]
     # H = L L^T; a pivot at most pivot_rtol times its diagonal entry declines (cholesky_or_none's test, stricter).
     L = _cholesky(code, H, n, "L", lambda diagonal: f"pivot_rtol * {diagonal}")
@@ -955,7 +945,7 @@ def _singular_body(code: _Lines, pattern: _Pattern, entry: Callable, weight: Cal
     def forward(prefix, x):  # L^-1 x
         y = []
         for i in range(n):
-            y.append(code.quotient(f"{prefix}{i}", [_times(L.get((i, k)), y[k]) for k in range(i)], x[i], L[i, i]))
+            y.append(code.quotient(f"{prefix}{i}", [_product(L.get((i, k)), y[k]) for k in range(i)], x[i], L[i, i]))
         return y
 
     y = forward("y", Qb)
@@ -964,32 +954,32 @@ def _singular_body(code: _Lines, pattern: _Pattern, entry: Callable, weight: Cal
     G = {}
     for k in range(m):
         for l in range(k + 1):
-            G[k, l] = G[l, k] = code.let(f"G{k}_{l}", [_times(B[k][i], B[l][i]) for i in range(n)], sign="+")
+            G[k, l] = G[l, k] = code.let(f"G{k}_{l}", [_product(B[k][i], B[l][i]) for i in range(n)], sign="+")
     U = {(j, i): entry for (i, j), entry in _cholesky(code, G, m, "U", lambda diagonal: "0.0").items()}
     comparison = {key: (value if key[0] == key[1] else f"abs({value})") for key, value in U.items()}
     fy = []
     for i in range(m):
-        fy.append(code.quotient(f"fy{i}", [_times(comparison.get((k, i)), fy[k]) for k in range(i)], "1.0", U[i, i],
+        fy.append(code.quotient(f"fy{i}", [_product(comparison.get((k, i)), fy[k]) for k in range(i)], "1.0", U[i, i],
                                 sign="+"))
     fz = [None] * m
     for i in reversed(range(m)):
-        fz[i] = code.quotient(f"fz{i}", [_times(comparison.get((i, k)), fz[k]) for k in range(i + 1, m)], fy[i],
+        fz[i] = code.quotient(f"fz{i}", [_product(comparison.get((i, k)), fz[k]) for k in range(i + 1, m)], fy[i],
                               U[i, i], sign="+")
     norms = [_sum([f"abs({G[k, l]})" for l in range(m) if G[k, l] is not None]) for k in range(m)]
     code.emit(f"if not max({', '.join(fz)}, 0.0) * max({', '.join(norms)}, 0.0) < bound:")
     code.emit("    return None")
     # lam = G^-1 (b - A H^-1 Q_b), then q'' = H^-1 (Q_b + A^T lam) = L^-T (y + B lam).
-    r = [code.let(f"r{k}", [_times(B[k][i], y[i]) for i in range(n)], rb[k] or "0.0") for k in range(m)]
+    r = [code.let(f"r{k}", [_product(B[k][i], y[i]) for i in range(n)], rb[k] or "0.0") for k in range(m)]
     ly = []
     for i in range(m):
-        ly.append(code.quotient(f"ly{i}", [_times(U.get((k, i)), ly[k]) for k in range(i)], r[i], U[i, i]))
+        ly.append(code.quotient(f"ly{i}", [_product(U.get((k, i)), ly[k]) for k in range(i)], r[i], U[i, i]))
     lam = [None] * m
     for i in reversed(range(m)):
-        lam[i] = code.quotient(f"lam{i}", [_times(U.get((i, k)), lam[k]) for k in range(i + 1, m)], ly[i], U[i, i])
-    z = [code.let(f"z{i}", [_times(B[k][i], lam[k]) for k in range(m)], y[i], sign="+") for i in range(n)]
+        lam[i] = code.quotient(f"lam{i}", [_product(U.get((i, k)), lam[k]) for k in range(i + 1, m)], ly[i], U[i, i])
+    z = [code.let(f"z{i}", [_product(B[k][i], lam[k]) for k in range(m)], y[i], sign="+") for i in range(n)]
     qdd = [None] * n
     for i in reversed(range(n)):
-        qdd[i] = code.quotient(f"x{i}", [_times(L.get((k, i)), qdd[k]) for k in range(i + 1, n)], z[i], L[i, i])
+        qdd[i] = code.quotient(f"x{i}", [_product(L.get((k, i)), qdd[k]) for k in range(i + 1, n)], z[i], L[i, i])
     return [x or "0.0" for x in qdd], Q
 
 
@@ -1110,7 +1100,7 @@ class SingularKernel:
         the names of ``q''``, the inputs the set-up unpacks from
         :meth:`mass_factors`, and the global names the statements read.
         """
-        code = _Lines()
+        code = _SingularCode()
         qdd, _ = _singular_body(code, self._pattern, lambda k: f"e{k}",
                                 lambda j: f"w{j}", correction=False)
         inputs = ", ".join([f"w{j}" for j in range(self.n)] + ["inverse_scale"])
