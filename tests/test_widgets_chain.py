@@ -141,3 +141,28 @@ def test_cheap_sliders_follow_a_drag_and_costly_ones_update_on_release():
     png = EXPLORERS["chain"]()  # the PNG route updates on release throughout
     assert not any(png.controls[name].continuous_update for name in ("m", "N", "step"))
     png.close()
+
+
+@pytest.mark.parametrize("method, step", [("rk4", 0.05), ("DOP853", 0.01)])  # about 1e-4 J and 1e-9 J
+def test_energy_labels_stay_short_and_read_the_ticks_true(method, step):
+    # A jump must not widen the energy panel's tick labels ("-0.00075") past its laid-out cell (that
+    # costs a full draw): small changes get a common factor above the axis, and label times factor
+    # must still be each tick's value.
+    explorer = EXPLORERS["chain"]()
+    explorer.controls["method"].value = method
+    explorer.controls["step"].value = step
+    ax = explorer.figure.axes[1]
+    assert ax.get_ylabel() == "h(t) - h(0) (J)"
+    explorer.figure.canvas.draw()
+    low, high = ax.get_ylim()
+    assert max(abs(low), abs(high)) < 1e-2, "the test needs an energy change below the default's threshold"
+    offset = ax.yaxis.get_offset_text().get_text().replace("\N{MINUS SIGN}", "-")
+    assert offset.startswith("1e"), offset
+    factor = float(offset)
+    shown = [(tick, label.get_text().replace("\N{MINUS SIGN}", "-"))
+             for tick, label in zip(ax.get_yticks(), ax.get_yticklabels()) if low <= tick <= high]
+    assert len(shown) >= 3
+    for tick, text in shown:
+        assert len(text.lstrip("-")) <= 4, text
+        assert float(text) * factor == pytest.approx(tick, rel=1e-6, abs=1e-6 * factor)
+    explorer.close()
