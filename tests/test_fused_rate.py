@@ -202,3 +202,19 @@ def test_the_exclusive_column_bound_never_accepts_an_ill_conditioned_gram_matrix
         rate = cm.plain_rate(p)(0.0, np.concatenate([q, qd]))
         assert np.array_equal(rate[3:], cm.accelerations(0.0, q, qd, p))
     assert 1.0 in accepted and 1e-4 not in accepted  # both decisions occur
+
+
+def test_a_coordinate_no_row_touches_keeps_its_acceleration():
+    # A slider on a rail (y_p = 0) and a free bob pulled by gravity: q''_x = Q_x / m is a bare copy in the
+    # generated code, which the joined code once dropped (NameError in the README's explore example).
+    xp, yp, z = dynamicsymbols("x_p y_p z")
+    sliding = Model([xp, yp, z], kinetic_energy=(2 * (xp.diff(t) ** 2 + yp.diff(t) ** 2) + z.diff(t) ** 2) / 2,
+                    potential_energy=9.81 * (2 * yp + z) + c * xp, holonomic=[yp], parameters={c: 3.0})
+    cm = sliding.compile()
+    p = cm.parameters()
+    rate = cm.plain_rate(p)
+    assert is_fused(rate)
+    state = np.array([0.3, 0.0, 1.0, 0.5, 0.0, -0.2])
+    expected = np.concatenate([state[3:], cm.accelerations(0.0, state[:3], state[3:], p)])
+    assert np.array_equal(rate(0.0, state), expected)
+    assert np.allclose(expected[3:], [-1.5, 0.0, -9.81], rtol=1e-15)

@@ -167,7 +167,9 @@ def fuse(entries_function: Callable, n: int, solver_lines: list[str], solver_inp
                     if isinstance(stmt, ast.Return) and (stmt.value is None or (
                             isinstance(stmt.value, ast.Constant) and stmt.value.value is None)):
                         block[i] = ast.Raise(ast.Name("_Decline", ast.Load()), None)
-    statements = _propagate_copies(body + entry_statements + solver)
+    # The accelerations are read by name at the end: a q'' that is a bare copy (a coordinate no row of A
+    # touches: q''_j = a_j) keeps its statement.
+    statements = _propagate_copies(body + entry_statements + solver, keep=set(qdd_names))
     inputs = [name.strip() for name in solver_inputs.split(",") if name.strip()]
     constant = set(params) | set(inputs) | _globals(statements, state, params, inputs)
     setup, per_call = _split(statements, constant)
@@ -209,12 +211,12 @@ def fuse(entries_function: Callable, n: int, solver_lines: list[str], solver_inp
     return make
 
 
-def _propagate_copies(statements: list) -> list:
+def _propagate_copies(statements: list, keep: set = frozenset()) -> list:
     """The statements without copies ``a = b`` (of a name assigned once): later reads of ``a`` read ``b``.
 
     The generated sources name many values twice (an entry that is a common
     subexpression, a pivot that is a diagonal entry); a copy costs a statement
-    per call and computes nothing.
+    per call and computes nothing. Names in ``keep`` (read by name afterwards) keep their statements.
     """
     counts: dict = {}
     for stmt in statements:
@@ -233,6 +235,7 @@ def _propagate_copies(statements: list) -> list:
         stmt = Rename().visit(stmt)
         if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                 and isinstance(stmt.value, ast.Name) and counts[stmt.targets[0].id] == 1
+                and stmt.targets[0].id not in keep
                 and counts.get(stmt.value.id, 0) <= 1):
             alias[stmt.targets[0].id] = stmt.value.id
             continue
