@@ -319,11 +319,7 @@ class _Segment:
         self.budget = budget
         self._last = None  # (t, y) and the switching values there
         self._p_list = np.asarray(p, dtype=float).tolist()
-        # Without friction modes or stabilization, the rate is the plain route's with the parameters bound
-        # once (CompiledModel.plain_rate; joined to its entries where the model has a fast solver): the same
-        # numbers as accelerations() below, bit for bit, at about half the cost per call.
-        plain = cm.plain_rate(p) if not self.modes and stabilization is None else None
-        self.rhs = _counted_rate(plain or self.rate, budget)
+        self.rhs = _counted_rate(self.rate, budget)
 
     def _correction(self, t, q, qd) -> np.ndarray | None:
         """The stabilization's correction of ``b`` at this state (None without stabilization).
