@@ -93,7 +93,7 @@ class GrowingCircleExplorer(SystemExplorer):
         params = dict(m=m, g=g, a=a, R0=R0)
         q0, qd0 = growing_circle.initial_state(speed=speed, **params)
         times = np.linspace(0.0, horizon, self.samples)
-        traj = simulate(compiled_model(), (0.0, horizon), q0, qd0, method="DOP853", rtol=1e-10, atol=1e-12,
+        traj = simulate(compiled_model(), (0.0, horizon), q0, qd0, method="dop853", rtol=1e-10, atol=1e-12,
                         t_eval=times, params=params)
         if g == 0:
             exact = np.linalg.norm(growing_circle.exact_ideal_force(traj.t, speed=speed, **params), axis=1)

@@ -108,7 +108,7 @@ class KeplerExplorer(SystemExplorer):
         params = dict(m=m, L=L, epsilon=epsilon, ell=ell)
         q0, qd0 = kepler.initial_state(**params)
         times = np.linspace(0.0, horizon, self.samples)
-        traj = simulate(compiled_model(), (0.0, horizon), q0, qd0, method="DOP853", rtol=1e-11, atol=1e-12,
+        traj = simulate(compiled_model(), (0.0, horizon), q0, qd0, method="dop853", rtol=1e-11, atol=1e-12,
                         t_eval=times, params=params)
         return SystemRun(traj, kepler.mechanism(**params), data={"k": kepler.force_constant(**params)},
                          model=compiled_model())
