@@ -219,8 +219,15 @@ class ChainExplorer(SystemExplorer):
     run's cost grows as ``horizon / step`` (a second or more at ``step = 0.001``)."""
     control_units = {"N": "1"}  # a count: no unit
     heading = "Chain of N point masses on rigid links, Cartesian coordinates: N constraints, 2N coordinates"
+    ENERGY_POWERS = (-2, 3)
+    """Orders of magnitude outside which the energy panel's tick labels go to scientific notation
+    (a common factor such as ``1e-5`` above the axis; matplotlib's default is ``(-5, 6)``). The
+    energy change spans many orders of magnitude from run to run (1e-9 J for DOP853, kJ for a fixed
+    step that diverges). With matplotlib's default labels such as "-0.00075" a jump widens the labels
+    past the panel's laid-out cell, which costs a full draw of the figure (about 90 ms) instead of
+    redrawing the one panel; labels of at most four digits with a common factor keep to the cell."""
     panels = (
-        Panel("energy change", "time t (s)", "h(t) - h(0) (J)", zero=True, curves=(
+        Panel("energy change", "time t (s)", "h(t) - h(0) (J)", zero=True, power_limits=ENERGY_POWERS, curves=(
             time_curve("", lambda run: run.trajectory.energy - run.trajectory.energy[0],
                        color=OKABE_ITO["blue"], ls="-"),
         )),
@@ -247,19 +254,6 @@ class ChainExplorer(SystemExplorer):
         self.controls["N"].readout_format = ".0f"
         for name in self.ON_RELEASE:
             self.controls[name].continuous_update = False
-
-    ENERGY_POWERS = (-2, 3)
-    """Orders of magnitude outside which the energy panel's tick labels go to scientific notation
-    (a common factor such as ``1e-5`` above the axis; matplotlib's default is ``(-5, 6)``)."""
-
-    def make_figure(self):
-        figure = super().make_figure()
-        # The energy change spans many orders of magnitude from run to run (1e-9 J for DOP853, kJ for a
-        # fixed step that diverges). With matplotlib's default labels such as "-0.00075" a jump widens the
-        # labels past the panel's laid-out cell, which costs a full draw of the figure (about 90 ms) instead
-        # of redrawing the one panel; labels of at most four digits with a common factor keep to the cell.
-        self._axes[1].yaxis.get_major_formatter().set_powerlimits(self.ENERGY_POWERS)
-        return figure
 
     def default_mechanism(self):
         return chain.mechanism(4)
