@@ -40,6 +40,8 @@ from ..simulation import simulate
 from .system import Panel, SystemExplorer, SystemRun, time_curve
 
 if TYPE_CHECKING:
+    from .._kept_code import CodeStore
+    from ..compiled import CompiledModel
     from ..model import Model
 
 __all__ = ["ChainExplorer"]
@@ -51,10 +53,120 @@ CACHE_ENV = "UDK_NOTEBOOKS_CACHE"
 """Environment variable naming the cache directory; set to an empty string to keep nothing on disk."""
 
 
+CODE_FORMAT = 1
+"""Version of the layout of a kept code file (:func:`compiled_model`); another layout is generated again."""
+
+
 @lru_cache(maxsize=MAX_LINKS)
-def compiled_model(N: int):
-    """The N-link chain, compiled once per session and N (its derivation read from disk when kept there)."""
-    return derived_chain(N).compile()
+def compiled_model(N: int) -> CompiledModel:
+    """The N-link chain, compiled once per session and N, its derivation and its generated code kept on disk.
+
+    Compiling lambdifies the derived model (about 0.2 s at 12 links, 0.5 s at
+    28 under load, and as much again for the sampled forces of the first run):
+    the bulk of a jump to a number of links not seen in this session. The
+    generated source of each function is kept beside the derivation
+    (``chain-N-KEY.code.json``, :mod:`udk_notebooks._kept_code`) and loaded by
+    later sessions on this machine without sympy's code generation. The key
+    is :func:`source_key` with numpy's version; a file of another key is never
+    read (and is dropped), and one whose content does not match its digest,
+    its key or ``N`` (truncated, edited, copied) is ignored and written again.
+    Functions built on demand during a run (the batch entries of the forces)
+    are added by :func:`keep_code`. A folder that cannot be written is skipped.
+
+    Parameters
+    ----------
+    N : int
+        Number of links, 1 to :data:`MAX_LINKS`.
+
+    Returns
+    -------
+    CompiledModel
+    """
+    from ..compiled import CompiledModel
+
+    model = derived_chain(N)  # checks N
+    store = _read_code(int(N))
+    compiled = CompiledModel.from_model(model, sources=store)
+    keep_code(int(N), compiled)
+    return compiled
+
+
+def code_key() -> str:
+    """The key of kept code: :func:`source_key` (package, sympy, Python) and numpy's version."""
+    import hashlib
+
+    return hashlib.sha256(f"{source_key()} numpy {np.__version__}".encode()).hexdigest()[:20]
+
+
+def _code_path(folder: Path, N: int) -> Path:
+    return folder / f"chain-{N}-{code_key()}.code.json"
+
+
+def _digest(functions: dict) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(functions, sort_keys=True).encode()).hexdigest()
+
+
+def _read_code(N: int) -> CodeStore | None:
+    """The kept code of the N-link chain (an empty store when there is none or it is not sound); None: no cache."""
+    import json
+
+    from .._kept_code import CodeStore
+
+    folder = cache_directory()
+    if folder is None:
+        return None
+    try:
+        with open(_code_path(folder, N), encoding="utf-8") as handle:
+            kept = json.load(handle)
+        functions = kept["functions"]
+        sound = (kept["format"] == CODE_FORMAT and kept["key"] == code_key() and kept["N"] == N
+                 and isinstance(functions, dict) and kept["digest"] == _digest(functions))
+    except Exception:  # missing, truncated, not JSON, not our layout: generate afresh
+        return CodeStore()
+    if not sound:
+        store = CodeStore()
+        store.changed = True  # rewrite the file even if nothing new is generated
+        return store
+    return CodeStore(functions)
+
+
+def keep_code(N: int, compiled: CompiledModel) -> None:
+    """Write the chain's kept code when functions were generated (or replaced) since it was read or last written.
+
+    Written whole to a temporary file, then renamed into place; kept code of
+    other keys is dropped. A folder that cannot be written is skipped.
+    """
+    import json
+    import tempfile
+
+    store = compiled._symbolic.get("sources")
+    folder = cache_directory()
+    if store is None or not store.changed or folder is None:
+        return
+    key = code_key()
+    kept = {"format": CODE_FORMAT, "key": key, "N": int(N), "functions": store.entries,
+            "digest": _digest(store.entries)}
+    partial = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".chain-", suffix=".json", delete=False,
+                                         encoding="utf-8") as handle:
+            partial = handle.name
+            json.dump(kept, handle)
+        os.replace(partial, _code_path(folder, int(N)))
+        partial = None
+        store.changed = False
+        for old in folder.glob("chain-*-*.code.json"):
+            if not old.name.endswith(f"-{key}.code.json"):
+                old.unlink(missing_ok=True)
+    except (OSError, TypeError, ValueError):  # read-only or full disk: this session's compiled model still serves
+        pass
+    finally:
+        if partial is not None:
+            Path(partial).unlink(missing_ok=True)
 
 
 def cache_directory() -> Path | None:
@@ -271,6 +383,7 @@ class ChainExplorer(SystemExplorer):
         else:
             traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params,
                             t_eval=output_times(horizon, step, self.frames))
+        keep_code(N, cm)  # functions the first run of this N built on demand (the sampled forces)
         cost = evaluation_cost(cm, q0, qd0, cm.parameters(params))
         return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates: {cost * 1e6:.0f} us per evaluation",
                          model=cm)
