@@ -312,3 +312,22 @@ def test_a_function_whose_names_cannot_be_found_again_is_not_kept():
     assert store.entries == {} and not store.changed
     with pytest.raises(TypeError, match="`entries` must be a dict"):
         CodeStore(["not", "a", "dict"])
+
+
+def test_labels_placed_once_where_the_mechanism_view_stays_are_where_placing_again_puts_them():
+    explorer = EXPLORERS["chain"]()
+    try:
+        explorer.set(N=12)
+        ax = explorer.figure.axes[0]
+        view = explorer.view_of_mechanism
+        texts = [text for row in view._arrows for _, text in row]
+        for values in (dict(m=2.5), dict(m=0.7), dict(horizon=2.0)):  # masses scale the forces, not the motion
+            shown = (ax.get_xlim(), ax.get_ylim())
+            explorer.set(**values)
+            assert explorer.error == "" and (ax.get_xlim(), ax.get_ylim()) == shown, "the test needs a view that stays"
+            placed = [(text.get_visible(), text.get_position()) for text in texts]
+            assert sum(visible for visible, _ in placed) >= 6  # labels to keep apart
+            view.place_labels()  # what the update left out: placing them at this view again
+            assert [(text.get_visible(), text.get_position()) for text in texts] == placed
+    finally:
+        explorer.close()
