@@ -331,3 +331,23 @@ def test_labels_placed_once_where_the_mechanism_view_stays_are_where_placing_aga
             assert [(text.get_visible(), text.get_position()) for text in texts] == placed
     finally:
         explorer.close()
+
+
+def test_a_warmed_cache_serves_a_whole_session_of_the_explorer_without_sympy(code_cache):
+    folder, derived, generated = code_cache
+    assert widget.warm_cache([2, 3, 4]) == [2, 3, 4]  # the explorer opens at N = 4
+    widget.compiled_model.cache_clear()  # a new session, as in a course image built with the cache warmed
+    derived.clear(), generated.clear()
+    explorer = EXPLORERS["chain"](frames=21)
+    try:
+        for values in (dict(N=2, horizon=0.5), dict(N=3), dict(method="DOP853"), dict(method="euler", step=0.02)):
+            explorer.set(**values)
+            assert explorer.error == ""
+        assert derived == [] and generated == []  # nothing derived, no code generated
+    finally:
+        explorer.close()
+
+
+def test_warm_cache_does_nothing_when_the_cache_is_off(code_cache, monkeypatch):
+    monkeypatch.setenv(widget.CACHE_ENV, "")
+    assert widget.warm_cache([2]) == []
