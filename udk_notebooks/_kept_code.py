@@ -30,7 +30,7 @@ import sys
 from types import ModuleType
 from typing import Callable
 
-__all__ = ["CodeStore", "kept"]
+__all__ = ["CodeStore", "global_names", "kept"]
 
 ALLOWED_MODULES = ("builtins", "math", "cmath", "numpy", "scipy")
 """Modules (and their submodules) whose objects a kept function may read: those lambdify prints for."""
@@ -95,11 +95,12 @@ def kept(store: CodeStore | None, name: str, build: Callable[[], Callable]) -> C
     return func
 
 
-def _global_names(code) -> set[str]:
+def global_names(code) -> set[str]:
+    """The global names that compiled code (and any function nested in it) reads."""
     names = set(code.co_names)
     for const in code.co_consts:
         if hasattr(const, "co_names"):
-            names |= _global_names(const)
+            names |= global_names(const)
     return names
 
 
@@ -127,7 +128,7 @@ def _record(func: Callable) -> dict | None:
     except (OSError, TypeError):
         return None
     origins = {}
-    for name in sorted(_global_names(func.__code__)):
+    for name in sorted(global_names(func.__code__)):
         if name in func.__globals__:
             origin = _origin(name, func.__globals__[name])
             if origin is None:
@@ -161,7 +162,7 @@ def _rebuild(entry, name: str) -> Callable | None:
         filename = f"<kept-{name}-{next(_numbers)}>"
         exec(compile(source, filename, "exec"), namespace)  # noqa: S102 -- the record's own code, see the module docstring
         func = namespace[function]
-        if not callable(func) or not _global_names(func.__code__) <= set(namespace) | set(dir(builtins)):
+        if not callable(func) or not global_names(func.__code__) <= set(namespace) | set(dir(builtins)):
             return None
     except Exception:  # malformed, no longer valid Python, a name gone from numpy: generate afresh
         return None

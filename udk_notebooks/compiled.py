@@ -40,7 +40,7 @@ import numpy as np
 import sympy as sm
 
 from ._checks import check_vector, finite_float, real_number
-from ._kept_code import CodeStore, kept
+from ._kept_code import CodeStore, global_names as _global_names, kept
 from .core import RANK_RTOL, Motion, cholesky_or_none, scale_rows, solve
 from .contact_forces import OPEN, ContactForces
 from .kernels import ScalarKernel, diagonal_kernel, singular_kernel
@@ -71,15 +71,6 @@ functions, erf, gamma): numpy, with scipy.special. Every other one is lambdified
 (:func:`_array_function`): lambdify's scipy namespace imports all of scipy.special, a cold start's 0.04 s
 (issue 23). Every array function of a model falls back alike, so that a model whose accelerations can be
 evaluated can also be sampled (energy, powers, residuals; issue 22)."""
-
-
-def _global_names(code) -> set[str]:
-    """The global names that compiled code (and any function nested in it) reads."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names |= _global_names(const)
-    return names
 
 
 def _resolves(func: Callable) -> bool:

@@ -74,14 +74,8 @@ def compiled_model(N: int) -> CompiledModel:
     Functions built on demand during a run (the batch entries of the forces)
     are added by :func:`keep_code`. A folder that cannot be written is skipped.
 
-    Parameters
-    ----------
-    N : int
-        Number of links, 1 to :data:`MAX_LINKS`.
-
-    Returns
-    -------
-    CompiledModel
+    ``N`` (1 to :data:`MAX_LINKS`) is checked as by :func:`derived_chain`; returns a
+    :class:`~udk_notebooks.compiled.CompiledModel`.
     """
     from ..compiled import CompiledModel
 
@@ -205,8 +199,8 @@ def derived_chain(N: int) -> Model:
     """The symbolic N-link chain (:func:`~udk_notebooks.examples.chain.n_link_chain`), kept on disk by source key.
 
     The derivation costs about 30 ms per link (1 s at ``N = 32``) and reading
-    it back a few ms, so a student's later sessions skip it; compiling
-    (lambdify with common subexpressions) still happens once per session.
+    it back a few ms, so a student's later sessions skip it; the code compiled
+    from it is kept beside it (:func:`compiled_model`).
     The file is read only when its name carries the current
     :func:`source_key` and it holds a model of ``2 N`` coordinates; a missing,
     unreadable or foreign file is derived again and rewritten, and a cache
