@@ -187,6 +187,32 @@ def test_nonnegative_panel_needs_a_linear_free_aspect():
         Panel("path", "x (m)", "y (m)", curves=(curve,), time=False, equal=True, nonnegative=True)
 
 
+def test_power_limits_are_a_panel_option_of_its_y_labels_alone():
+    """A panel's ``power_limits`` give its y tick labels a common factor sooner; other panels keep the default."""
+    from udk_notebooks.widgets import Curve, Panel
+
+    curve = Curve("r", lambda run: (run.trajectory.t, run.trajectory.t))
+    for limits in ((3, -2), (-2.0, 3), (-2,), (True, 3)):
+        with pytest.raises(ValueError, match="power_limits"):
+            Panel("energy", "time t (s)", "h (J)", curves=(curve,), power_limits=limits)
+    with pytest.raises(ValueError, match="power_limits.*linear"):
+        Panel("drift", "time t (s)", "phi (m)", curves=(curve,), yscale="log", power_limits=(-2, 3))
+    ticks = [-1e-3, -5e-4, 0.0, 5e-4, 1e-3]  # ten-thousandths: "-0.0005" by default, "-0.5" times 1e-3 here
+    explorer = EXPLORERS["chain"]()
+    plain = matplotlib.figure.Figure().add_subplot()  # an axes of matplotlib's own, labelled by default
+    try:
+        assert explorer.panels[0].power_limits == (-2, 3) and explorer.panels[1].power_limits is None
+        labels = []
+        for ax in (explorer.figure.axes[1], plain):
+            ax.set_ylim(-1.2e-3, 1.2e-3)
+            formatter = ax.yaxis.get_major_formatter()
+            formatter.set_locs(ticks)
+            labels.append((formatter.get_offset().replace("\N{MINUS SIGN}", "-"), formatter(5e-4)))
+        assert labels == [("1e-3", "0.5"), ("", "0.0005")]
+    finally:
+        explorer.close()
+
+
 def test_ladder_sliders_name_their_units():
     explorer = EXPLORERS["ladder"]()
     try:

@@ -5,6 +5,8 @@ The generic checks (forces on screen, a drifting run marked, N changed in place)
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -166,3 +168,186 @@ def test_energy_labels_stay_short_and_read_the_ticks_true(method, step):
         assert len(text.lstrip("-")) <= 4, text
         assert float(text) * factor == pytest.approx(tick, rel=1e-6, abs=1e-6 * factor)
     explorer.close()
+
+
+# -- the generated code kept beside the derivation --------------------------------------------------------------
+
+
+@pytest.fixture
+def code_cache(cache, monkeypatch):
+    """``cache``, a fresh session's compiled chains, and a count of the lambdify calls made by compiling."""
+    import sympy
+
+    generated = []
+    lambdify = sympy.lambdify
+
+    def counting(*args, **kwargs):
+        generated.append(1)
+        return lambdify(*args, **kwargs)
+
+    monkeypatch.setattr(sympy, "lambdify", counting)
+    widget.compiled_model.cache_clear()
+    yield (*cache, generated)
+    widget.compiled_model.cache_clear()  # no model compiled in this test's folder outlives it
+
+
+def _new_session_model(N: int):
+    """The chain as a new session compiles it (the session's own models forgotten, the disk kept)."""
+    widget.compiled_model.cache_clear()
+    return widget.compiled_model(N)
+
+
+def _code_file(folder, N: int):
+    (path,) = folder.glob(f"chain-{N}-*.code.json")
+    return path
+
+
+def _outputs(cm, N: int) -> list[np.ndarray]:
+    """Every kept function of a compiled chain at a few random states, as arrays (the batch ones on a batch)."""
+    rng = np.random.default_rng(7)
+    p = cm.parameters(dict(m=1.1, l=0.9, g=9.81))
+    out = []
+    for _ in range(3):
+        q, qd = chain.chain_initial_state(N, rng.uniform(-2, 2, N), rng.uniform(-3, 3, N), l=0.9)
+        q = q + rng.normal(0, 1e-3, q.size)  # off the constraints: phi and its rate are not zero
+        args = (0.3, list(q), list(qd), list(p))
+        out += [np.array(cm.matrices(*args)), np.array(cm.phi(0.3, list(q), list(p))),
+                np.array(cm.velocity_constraints(*args)), np.array(cm.energy(*args)),
+                np.array(cm.powers_data(*args)[0]), cm.mass(list(p)), cm.accelerations(0.3, q, qd, p)]
+    qs = np.stack([chain.chain_initial_state(N, rng.uniform(-2, 2, N), l=0.9)[0] for _ in range(4)])
+    qds = rng.uniform(-1, 1, qs.shape)
+    out.append(cm.matrices_batch(0.0, qs, qds, p))
+    return out
+
+
+def test_kept_code_is_loaded_and_gives_bitwise_the_numbers_of_fresh_code(code_cache):
+    folder, derived, generated = code_cache
+    first = _new_session_model(3)
+    first.matrices_batch(0.0, np.zeros((1, 6)), np.zeros((1, 6)), first.defaults)  # built on demand...
+    widget.keep_code(3, first)  # ...and kept, as a run of the explorer keeps it
+    kept = json.loads(_code_file(folder, 3).read_text())["functions"]
+    assert {"matrices", "phi", "velocity", "energy", "powers", "mass", "batch_entries"} <= set(kept)
+    assert generated and derived == [3]
+    generated.clear()
+    loaded = _new_session_model(3)
+    assert loaded is not first and generated == [] and derived == [3]  # read back: nothing derived or generated
+    assert loaded.matrices.on_floats  # the scalar entries still join the fused solver (udk_notebooks._fused)
+    fresh = chain.n_link_chain(3).compile()  # compiled here, from its own derivation, no cache
+    for a, b, c in zip(_outputs(loaded, 3), _outputs(fresh, 3), _outputs(first, 3)):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    # and whole runs, the fused DOP853 route included
+    q0, qd0 = chain.chain_initial_state(3, [0.4, 0.9, 1.3], l=0.9)
+    for method in ("rk4", "dop853"):
+        options = dict(step=0.01) if method == "rk4" else dict(t_eval=np.linspace(0.0, 0.5, 11))
+        runs = [simulate(cm, (0.0, 0.5), q0, qd0, method=method, params=dict(l=0.9), **options)
+                for cm in (loaded, fresh)]
+        np.testing.assert_array_equal(runs[0].q, runs[1].q)
+        np.testing.assert_array_equal(runs[0].ideal, runs[1].ideal)
+
+
+def test_kept_code_of_another_key_is_never_read_and_is_dropped(code_cache, monkeypatch):
+    folder, derived, generated = code_cache
+    _new_session_model(2)
+    old = _code_file(folder, 2)
+    monkeypatch.setattr(widget, "code_key", lambda: "0123456789abcdef0123")  # another numpy, say
+    generated.clear()
+    _new_session_model(2)
+    assert generated  # generated again, not read
+    assert not old.exists() and _code_file(folder, 2).name == "chain-2-0123456789abcdef0123.code.json"
+    # a file carrying the current name but recorded under another key (copied from elsewhere) is not trusted
+    path = _code_file(folder, 2)
+    kept = json.loads(path.read_text())
+    kept["key"] = "fedcba9876543210fedc"
+    path.write_text(json.dumps(kept))
+    generated.clear()
+    _new_session_model(2)
+    assert generated and json.loads(path.read_text())["key"] == "0123456789abcdef0123"  # rewritten
+
+
+@pytest.mark.parametrize("damage", ["truncated", "edited", "foreign module", "not a record"])
+def test_corrupt_kept_code_is_generated_again_and_rewritten(code_cache, damage):
+    folder, derived, generated = code_cache
+    _new_session_model(2)
+    path = _code_file(folder, 2)
+    text = path.read_text()
+    kept = json.loads(text)
+    record = kept["functions"]["energy"]
+    if damage == "truncated":
+        path.write_text(text[: len(text) // 2])
+    elif damage == "edited":  # still valid JSON and Python, but not what was written: the digest tells
+        record["source"] = record["source"].replace("return ", "return 1 + ")
+        path.write_text(json.dumps(kept))
+    else:  # a sound digest over a record that must not be executed as it stands
+        if damage == "foreign module":
+            record["globals"]["os"] = ["os", None]
+        else:
+            kept["functions"]["energy"] = ["not", "a", "record"]
+        kept["digest"] = widget._digest(kept["functions"])
+        path.write_text(json.dumps(kept))
+    generated.clear()
+    cm = _new_session_model(2)
+    assert generated  # the damaged part generated afresh
+    fresh = chain.n_link_chain(2).compile()
+    for a, b in zip(_outputs(cm, 2), _outputs(fresh, 2)):
+        np.testing.assert_array_equal(a, b)
+    rewritten = json.loads(path.read_text())  # whole and sound again
+    assert rewritten["digest"] == widget._digest(rewritten["functions"])
+    assert rewritten["functions"]["energy"]["globals"].get("os") is None
+    generated.clear()
+    _new_session_model(2)
+    assert generated == []  # and read back whole by the next session
+
+
+def test_a_function_whose_names_cannot_be_found_again_is_not_kept():
+    from udk_notebooks._kept_code import CodeStore, kept
+
+    import os as foreign
+
+    def reads_os(x):
+        return foreign.sep * x
+
+    store = CodeStore()
+    assert kept(store, "f", lambda: reads_os) is reads_os
+    assert store.entries == {} and not store.changed
+    with pytest.raises(TypeError, match="`entries` must be a dict"):
+        CodeStore(["not", "a", "dict"])
+
+
+def test_labels_placed_once_where_the_mechanism_view_stays_are_where_placing_again_puts_them():
+    explorer = EXPLORERS["chain"]()
+    try:
+        explorer.set(N=12)
+        ax = explorer.figure.axes[0]
+        view = explorer.view_of_mechanism
+        texts = [text for row in view._arrows for _, text in row]
+        for values in (dict(m=2.5), dict(m=0.7), dict(horizon=2.0)):  # masses scale the forces, not the motion
+            shown = (ax.get_xlim(), ax.get_ylim())
+            explorer.set(**values)
+            assert explorer.error == "" and (ax.get_xlim(), ax.get_ylim()) == shown, "the test needs a view that stays"
+            placed = [(text.get_visible(), text.get_position()) for text in texts]
+            assert sum(visible for visible, _ in placed) >= 6  # labels to keep apart
+            view.place_labels()  # what the update left out: placing them at this view again
+            assert [(text.get_visible(), text.get_position()) for text in texts] == placed
+    finally:
+        explorer.close()
+
+
+def test_a_warmed_cache_serves_a_whole_session_of_the_explorer_without_sympy(code_cache):
+    folder, derived, generated = code_cache
+    assert widget.warm_cache([2, 3, 4]) == [2, 3, 4]  # the explorer opens at N = 4
+    widget.compiled_model.cache_clear()  # a new session, as in a course image built with the cache warmed
+    derived.clear(), generated.clear()
+    explorer = EXPLORERS["chain"](frames=21)
+    try:
+        for values in (dict(N=2, horizon=0.5), dict(N=3), dict(method="DOP853"), dict(method="euler", step=0.02)):
+            explorer.set(**values)
+            assert explorer.error == ""
+        assert derived == [] and generated == []  # nothing derived, no code generated
+    finally:
+        explorer.close()
+
+
+def test_warm_cache_does_nothing_when_the_cache_is_off(code_cache, monkeypatch):
+    monkeypatch.setenv(widget.CACHE_ENV, "")
+    assert widget.warm_cache([2]) == []

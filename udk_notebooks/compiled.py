@@ -40,6 +40,7 @@ import numpy as np
 import sympy as sm
 
 from ._checks import check_vector, finite_float, real_number
+from ._kept_code import CodeStore, global_names as _global_names, kept
 from .core import RANK_RTOL, Motion, cholesky_or_none, scale_rows, solve
 from .contact_forces import OPEN, ContactForces
 from .kernels import ScalarKernel, diagonal_kernel, singular_kernel
@@ -70,15 +71,6 @@ functions, erf, gamma): numpy, with scipy.special. Every other one is lambdified
 (:func:`_array_function`): lambdify's scipy namespace imports all of scipy.special, a cold start's 0.04 s
 (issue 23). Every array function of a model falls back alike, so that a model whose accelerations can be
 evaluated can also be sampled (energy, powers, residuals; issue 22)."""
-
-
-def _global_names(code) -> set[str]:
-    """The global names that compiled code (and any function nested in it) reads."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names |= _global_names(const)
-    return names
 
 
 def _resolves(func: Callable) -> bool:
@@ -264,7 +256,16 @@ class CompiledModel(ContactForces):
     _symbolic: dict = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_model(cls, model: Model) -> "CompiledModel":
+    def from_model(cls, model: Model, sources: CodeStore | None = None) -> "CompiledModel":
+        """Compile ``model``; with ``sources``, each lambdified function is rebuilt from its record there
+        when it has a sound one, and recorded there when it is generated (:mod:`udk_notebooks._kept_code`).
+
+        The caller vouches that ``sources`` was recorded for this very model by this code (a disk cache
+        keys it by the package's sources and the versions of sympy, numpy and Python). The functions
+        built later on demand (Jacobians, batch twins) use the same store.
+        """
+        if sources is not None and not isinstance(sources, CodeStore):
+            raise TypeError(f"`sources` must be a CodeStore or None; got {type(sources).__name__}")
         t_sym, q_syms, qd_syms, p_syms, replace = _numeric_symbols(model)
         args = [t_sym, list(q_syms), list(qd_syms), list(p_syms)]
 
@@ -290,14 +291,15 @@ class CompiledModel(ContactForces):
                 mu = num(contact.coefficient)
                 mu_s = num(contact.static_coefficient if contact.static_coefficient is not None else contact.coefficient)
                 rows.append([s, drift, mu, mu_s] + slope)
-            friction = lam(rows)
+            friction = kept(sources, "friction", lambda: lam(rows))
         # A mass matrix of parameters only (Cartesian coordinates) is evaluated and factorized once
         # per parameter vector, not at every call: for the 64-link chain that is a 128 x 128 array.
         constant_mass = not (M.free_symbols - set(p_syms))
         entries = ([] if constant_mass else list(M)) + list(Q) + list(A) + list(b) + list(C)
         nonzero = [i for i, entry in enumerate(entries) if entry != 0]
         has_nonideal = any(e != 0 for e in C)
-        mass = _array_function([list(p_syms)], sm.Matrix(M), cse=True) if constant_mass else None
+        mass = kept(sources, "mass", lambda: _array_function([list(p_syms)], sm.Matrix(M), cse=True)) \
+            if constant_mass else None
         # A constant diagonal M (point masses, principal inertias) gets a solver shaped by the sparsity
         # pattern of Q, A, b, C (udk_notebooks.kernels); it falls back to core.solve when it cannot vouch.
         diagonal = constant_mass and all(M[i, j] == 0 for i in range(n) for j in range(n) if i != j)
@@ -311,12 +313,13 @@ class CompiledModel(ContactForces):
             coordinate_names=tuple(str(c.func) for c in model.q),
             parameter_names=tuple(map(str, model.parameter_symbols)),
             defaults=np.array([model.parameters[s] for s in model.parameter_symbols], dtype=float),
-            matrices=_scalar_function(args, [entries[i] for i in nonzero]),
+            matrices=kept(sources, "matrices", lambda: _scalar_function(args, [entries[i] for i in nonzero])),
             nonzero=np.array(nonzero, dtype=np.intp),
-            phi=_array_function(pos_args, list(phi), cse=True),
-            velocity_constraints=lam(list(velocity)),
-            energy=lam(num(model.energy)),
-            powers_data=lam([list(num(model.nonconservative_force)), num(model.explicit_time_power)]),
+            phi=kept(sources, "phi", lambda: _array_function(pos_args, list(phi), cse=True)),
+            velocity_constraints=kept(sources, "velocity", lambda: lam(list(velocity))),
+            energy=kept(sources, "energy", lambda: lam(num(model.energy))),
+            powers_data=kept(sources, "powers", lambda: lam([list(num(model.nonconservative_force)),
+                                                             num(model.explicit_time_power)])),
             friction_data=friction,
             mass=mass,
             has_nonideal=has_nonideal,
@@ -324,7 +327,7 @@ class CompiledModel(ContactForces):
             singular_kernel=singular,
             _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
                        "phi": list(phi), "velocity": list(velocity), "A": A, "n_holonomic": phi.shape[0],
-                       "friction": [entry for row in rows for entry in row]},
+                       "friction": [entry for row in rows for entry in row], "sources": sources},
         )
 
     # -- Jacobians of the constraints, built on first use -------------------------
@@ -337,7 +340,8 @@ class CompiledModel(ContactForces):
         cache = self._symbolic
         if "velocity_jacobian" not in cache:
             A = cache["A"] if self.m else sm.zeros(1, self.n)
-            cache["velocity_jacobian"] = _array_function(cache["args"], A, cse=True)
+            cache["velocity_jacobian"] = kept(cache.get("sources"), "velocity_jacobian",
+                                              lambda: _array_function(cache["args"], A, cse=True))
         return cache["velocity_jacobian"]
 
     @property
@@ -349,7 +353,8 @@ class CompiledModel(ContactForces):
             J = cache["A"][:rows, :] if rows else sm.zeros(1, self.n)
             if J.free_symbols & set(cache["args"][2]):  # a simplified A that is not visibly free of qd
                 J = sm.Matrix(cache["phi"]).jacobian(cache["args"][1])
-            cache["phi_jacobian"] = _array_function(cache["pos_args"], J, cse=True)
+            cache["phi_jacobian"] = kept(cache.get("sources"), "phi_jacobian",
+                                         lambda: _array_function(cache["pos_args"], J, cse=True))
         return cache["phi_jacobian"]
 
     # -- array-capable twins (parameter sweeps) ----------------------------------
@@ -358,7 +363,8 @@ class CompiledModel(ContactForces):
         cache = self._symbolic
         if "batch_" + key not in cache:
             args = cache["pos_args"] if key == "phi" else cache["args"]
-            cache["batch_" + key] = _array_function(args, cache[key], cse=True)
+            cache["batch_" + key] = kept(cache.get("sources"), "batch_" + key,
+                                         lambda: _array_function(args, cache[key], cse=True))
         return cache["batch_" + key]
 
     def matrices_batch(self, t, q, qd, p) -> np.ndarray:

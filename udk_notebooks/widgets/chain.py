@@ -14,10 +14,11 @@ constraints, mass matrix ``m I``. Panels:
 (c) the largest constraint drift ``max_i |phi_i|`` on a log scale: a fixed
     step without stabilization lets it grow (see lesson 2).
 
-The model of each ``N`` is compiled once per session, and its symbolic
-derivation (two thirds of the first visit's 1.5 s at ``N = 32``) is kept on
-disk between sessions, in ``$UDK_NOTEBOOKS_CACHE`` or the user's cache folder
-(:func:`derived_chain`). The fixed-step methods step as before but sample the
+The model of each ``N`` is compiled once per session, and both its symbolic
+derivation (:func:`derived_chain`) and the numeric code generated from it
+(:func:`compiled_model`) are kept on disk between sessions, in
+``$UDK_NOTEBOOKS_CACHE`` or the user's cache folder: a number of links seen
+once on this machine loads without sympy's derivation or code generation. The fixed-step methods step as before but sample the
 output at most ``frames`` times, on steps of their own grid
 (:func:`output_times`): the panels and the animation draw no more, and a small
 step no longer means thousands of samples to evaluate and draw.
@@ -40,6 +41,8 @@ from ..simulation import simulate
 from .system import Panel, SystemExplorer, SystemRun, time_curve
 
 if TYPE_CHECKING:
+    from .._kept_code import CodeStore
+    from ..compiled import CompiledModel
     from ..model import Model
 
 __all__ = ["ChainExplorer"]
@@ -51,10 +54,114 @@ CACHE_ENV = "UDK_NOTEBOOKS_CACHE"
 """Environment variable naming the cache directory; set to an empty string to keep nothing on disk."""
 
 
+CODE_FORMAT = 1
+"""Version of the layout of a kept code file (:func:`compiled_model`); another layout is generated again."""
+
+
 @lru_cache(maxsize=MAX_LINKS)
-def compiled_model(N: int):
-    """The N-link chain, compiled once per session and N (its derivation read from disk when kept there)."""
-    return derived_chain(N).compile()
+def compiled_model(N: int) -> CompiledModel:
+    """The N-link chain, compiled once per session and N, its derivation and its generated code kept on disk.
+
+    Compiling lambdifies the derived model (about 0.2 s at 12 links, 0.5 s at
+    28 under load, and as much again for the sampled forces of the first run):
+    the bulk of a jump to a number of links not seen in this session. The
+    generated source of each function is kept beside the derivation
+    (``chain-N-KEY.code.json``, :mod:`udk_notebooks._kept_code`) and loaded by
+    later sessions on this machine without sympy's code generation. The key
+    is :func:`source_key` with numpy's version; a file of another key is never
+    read (and is dropped), and one whose content does not match its digest,
+    its key or ``N`` (truncated, edited, copied) is ignored and written again.
+    Functions built on demand during a run (the batch entries of the forces)
+    are added by :func:`keep_code`. A folder that cannot be written is skipped.
+
+    ``N`` (1 to :data:`MAX_LINKS`) is checked as by :func:`derived_chain`; returns a
+    :class:`~udk_notebooks.compiled.CompiledModel`.
+    """
+    from ..compiled import CompiledModel
+
+    model = derived_chain(N)  # checks N
+    store = _read_code(int(N))
+    compiled = CompiledModel.from_model(model, sources=store)
+    keep_code(int(N), compiled)
+    return compiled
+
+
+def code_key() -> str:
+    """The key of kept code: :func:`source_key` (package, sympy, Python) and numpy's version."""
+    import hashlib
+
+    return hashlib.sha256(f"{source_key()} numpy {np.__version__}".encode()).hexdigest()[:20]
+
+
+def _code_path(folder: Path, N: int) -> Path:
+    return folder / f"chain-{N}-{code_key()}.code.json"
+
+
+def _digest(functions: dict) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(functions, sort_keys=True).encode()).hexdigest()
+
+
+def _read_code(N: int) -> CodeStore | None:
+    """The kept code of the N-link chain (an empty store when there is none or it is not sound); None: no cache."""
+    import json
+
+    from .._kept_code import CodeStore
+
+    folder = cache_directory()
+    if folder is None:
+        return None
+    try:
+        with open(_code_path(folder, N), encoding="utf-8") as handle:
+            kept = json.load(handle)
+        functions = kept["functions"]
+        sound = (kept["format"] == CODE_FORMAT and kept["key"] == code_key() and kept["N"] == N
+                 and isinstance(functions, dict) and kept["digest"] == _digest(functions))
+    except Exception:  # missing, truncated, not JSON, not our layout: generate afresh
+        return CodeStore()
+    if not sound:
+        store = CodeStore()
+        store.changed = True  # rewrite the file even if nothing new is generated
+        return store
+    return CodeStore(functions)
+
+
+def keep_code(N: int, compiled: CompiledModel) -> None:
+    """Write the chain's kept code when functions were generated (or replaced) since it was read or last written.
+
+    Written whole to a temporary file, then renamed into place; kept code of
+    other keys is dropped. A folder that cannot be written is skipped.
+    """
+    import json
+    import tempfile
+
+    store = compiled._symbolic.get("sources")
+    folder = cache_directory()
+    if store is None or not store.changed or folder is None:
+        return
+    key = code_key()
+    kept = {"format": CODE_FORMAT, "key": key, "N": int(N), "functions": store.entries,
+            "digest": _digest(store.entries)}
+    partial = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".chain-", suffix=".json", delete=False,
+                                         encoding="utf-8") as handle:
+            partial = handle.name
+            json.dump(kept, handle)
+        os.replace(partial, _code_path(folder, int(N)))
+        partial = None
+        store.changed = False
+        for old in folder.glob("chain-*-*.code.json"):
+            if not old.name.endswith(f"-{key}.code.json"):
+                old.unlink(missing_ok=True)
+    except (OSError, TypeError, ValueError):  # read-only or full disk: this session's compiled model still serves
+        pass
+    finally:
+        if partial is not None:
+            Path(partial).unlink(missing_ok=True)
 
 
 def cache_directory() -> Path | None:
@@ -92,8 +199,8 @@ def derived_chain(N: int) -> Model:
     """The symbolic N-link chain (:func:`~udk_notebooks.examples.chain.n_link_chain`), kept on disk by source key.
 
     The derivation costs about 30 ms per link (1 s at ``N = 32``) and reading
-    it back a few ms, so a student's later sessions skip it; compiling
-    (lambdify with common subexpressions) still happens once per session.
+    it back a few ms, so a student's later sessions skip it; the code compiled
+    from it is kept beside it (:func:`compiled_model`).
     The file is read only when its name carries the current
     :func:`source_key` and it holds a model of ``2 N`` coordinates; a missing,
     unreadable or foreign file is derived again and rewritten, and a cache
@@ -163,6 +270,40 @@ def _write(folder: Path, path: Path, model: Model, key: str) -> None:
             Path(partial).unlink(missing_ok=True)
 
 
+def warm_cache(links=None) -> list[int]:
+    """Derive, compile and run each chain once, so that its derivation and all the code a run needs are on disk.
+
+    For an image built for a course (``binder/postBuild``): every session
+    started from it finds each number of links kept, as a student's second
+    session on their own machine does. Both integrator routes of the explorer
+    are run briefly (the fixed-step and the adaptive one), so that the
+    functions they build on demand are kept too.
+
+    Parameters
+    ----------
+    links : iterable of int, optional
+        Numbers of links (default: 1 to :data:`MAX_LINKS`).
+
+    Returns
+    -------
+    list of int
+        The numbers of links kept; empty when the disk cache is off (``UDK_NOTEBOOKS_CACHE=``).
+    """
+    links = range(1, MAX_LINKS + 1) if links is None else list(links)
+    if cache_directory() is None:
+        return []
+    done = []
+    for N in links:
+        cm = compiled_model(N)  # checks N
+        q0, qd0 = chain.chain_initial_state(N)
+        times = np.linspace(0.0, 0.05, 3)
+        simulate(cm, (0.0, 0.05), q0, qd0, method="rk4", step=0.01, t_eval=times)
+        simulate(cm, (0.0, 0.05), q0, qd0, method="DOP853", rtol=1e-9, atol=1e-11, t_eval=times)
+        keep_code(N, cm)
+        done.append(int(N))
+    return done
+
+
 def evaluation_cost(cm, q, qd, p, repeats: int = 20) -> float:
     """Median wall time of one evaluation of the equation of motion at this state, in seconds."""
     times = []
@@ -215,12 +356,20 @@ class ChainExplorer(SystemExplorer):
     # those whose cost grows with their value or that compile a model (ON_RELEASE).
     updates_on_release = False
     ON_RELEASE = ("N", "step", "horizon")
-    """Sliders that update on release: a new ``N`` compiles a model (0.1-1.5 s the first time), and the
-    run's cost grows as ``horizon / step`` (a second or more at ``step = 0.001``)."""
+    """Sliders that update on release: a new ``N`` compiles a model (0.1-1.5 s the first time on this
+    machine, a tenth of that once its code is kept on disk), and the run's cost grows as ``horizon / step``
+    (a second or more at ``step = 0.001``)."""
     control_units = {"N": "1"}  # a count: no unit
     heading = "Chain of N point masses on rigid links, Cartesian coordinates: N constraints, 2N coordinates"
+    ENERGY_POWERS = (-2, 3)
+    """Orders of magnitude outside which the energy panel's tick labels go to scientific notation
+    (a common factor such as ``1e-5`` above the axis; matplotlib's default is ``(-5, 6)``). The
+    energy change spans many orders of magnitude from run to run (1e-9 J for DOP853, kJ for a fixed
+    step that diverges). With matplotlib's default labels such as "-0.00075" a jump widens the labels
+    past the panel's laid-out cell, which costs a full draw of the figure (about 90 ms) instead of
+    redrawing the one panel; labels of at most four digits with a common factor keep to the cell."""
     panels = (
-        Panel("energy change", "time t (s)", "h(t) - h(0) (J)", zero=True, curves=(
+        Panel("energy change", "time t (s)", "h(t) - h(0) (J)", zero=True, power_limits=ENERGY_POWERS, curves=(
             time_curve("", lambda run: run.trajectory.energy - run.trajectory.energy[0],
                        color=OKABE_ITO["blue"], ls="-"),
         )),
@@ -248,19 +397,6 @@ class ChainExplorer(SystemExplorer):
         for name in self.ON_RELEASE:
             self.controls[name].continuous_update = False
 
-    ENERGY_POWERS = (-2, 3)
-    """Orders of magnitude outside which the energy panel's tick labels go to scientific notation
-    (a common factor such as ``1e-5`` above the axis; matplotlib's default is ``(-5, 6)``)."""
-
-    def make_figure(self):
-        figure = super().make_figure()
-        # The energy change spans many orders of magnitude from run to run (1e-9 J for DOP853, kJ for a
-        # fixed step that diverges). With matplotlib's default labels such as "-0.00075" a jump widens the
-        # labels past the panel's laid-out cell, which costs a full draw of the figure (about 90 ms) instead
-        # of redrawing the one panel; labels of at most four digits with a common factor keep to the cell.
-        self._axes[1].yaxis.get_major_formatter().set_powerlimits(self.ENERGY_POWERS)
-        return figure
-
     def default_mechanism(self):
         return chain.mechanism(4)
 
@@ -277,6 +413,7 @@ class ChainExplorer(SystemExplorer):
         else:
             traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params,
                             t_eval=output_times(horizon, step, self.frames))
+        keep_code(N, cm)  # functions the first run of this N built on demand (the sampled forces)
         cost = evaluation_cost(cm, q0, qd0, cm.parameters(params))
         return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates: {cost * 1e6:.0f} us per evaluation",
                          model=cm)

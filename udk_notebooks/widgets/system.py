@@ -177,6 +177,13 @@ class Panel:
         The plotted values are never negative (a distance, a force's size): the y view (and,
         for a panel that is not over time, the x view) starts at zero instead of running
         below it, so no tick promises a negative force.
+    power_limits : (int, int), optional
+        Orders of magnitude outside which the y tick labels of a linear panel
+        take a common factor (``1e-5`` above the axis), as matplotlib's
+        ``ScalarFormatter.set_powerlimits``; None keeps its default ``(-5, 6)``.
+        For values that span many decades from run to run: short labels keep
+        to the panel's laid-out cell, so a new run redraws the panel, not the
+        whole figure.
     """
 
     title: str
@@ -189,6 +196,7 @@ class Panel:
     equal: bool = False
     shade: Shade | None = None
     nonnegative: bool = False
+    power_limits: tuple[int, int] | None = None
 
     def __post_init__(self):
         if self.yscale not in ("linear", "log"):
@@ -200,6 +208,15 @@ class Panel:
         if self.nonnegative and (self.yscale == "log" or self.equal):
             raise ValueError(f"panel {self.title!r}: `nonnegative` is for a linear panel of free aspect "
                              "(yscale='linear', equal=False)")
+        if self.power_limits is not None:
+            limits = tuple(self.power_limits)
+            if (len(limits) != 2 or not all(isinstance(k, int) and not isinstance(k, bool) for k in limits)
+                    or limits[0] > limits[1]):
+                raise ValueError(f"panel {self.title!r}: `power_limits` must be two whole numbers (low, high) with "
+                                 f"low <= high, e.g. (-2, 3); got {self.power_limits!r}")
+            if self.yscale == "log":
+                raise ValueError(f"panel {self.title!r}: `power_limits` is for a linear y axis; a log axis "
+                                 "labels its decades itself")
 
 
 def time_curve(label: str, values: Callable[[SystemRun], np.ndarray], **style) -> Curve:
@@ -373,6 +390,8 @@ class SystemExplorer(Explorer):
                 ax.set_yscale("log")
             else:
                 ax.yaxis.set_major_locator(MaxNLocator(5))
+                if panel.power_limits is not None:
+                    ax.yaxis.get_major_formatter().set_powerlimits(panel.power_limits)
             if panel.equal:
                 ax.set_aspect("equal", adjustable="box")
             curves = []
@@ -488,8 +507,14 @@ class SystemExplorer(Explorer):
         return options
 
     def _fit_views(self, result: SystemRun) -> None:
+        ax = self._axes[0]
+        shown = (ax.get_xlim(), ax.get_ylim())
         super()._fit_views(result)
-        self._view.place_labels()  # the arrow labels kept apart at the views just chosen
+        # The arrow labels kept apart at the views just chosen. draw() placed them at the mechanism's
+        # view as it was; where that view stays, placing them again gives the same spots (they depend
+        # on the texts and that view's pixels only) and cost half the drawing of a 30-link chain's jump.
+        if self._result is None or (ax.get_xlim(), ax.get_ylim()) != shown:
+            self._view.place_labels()
 
     def data_limits(self, result: SystemRun):
         limits = {self._axes[0]: self._view.limits(result.trajectory)}
