@@ -7,6 +7,7 @@ Run from the repository root::
         [--in-kernel]          # run each measurement in a new IPython kernel instead of a bare interpreter
         [--no-precompile]      # leave udk_notebooks' bytecode cache as it is (see below)
         [--importtime 15]      # also list the 15 modules whose import costs most (python -X importtime)
+        [--profile 25]         # also list the 25 functions of the first explorer costliest under cProfile
 
 Targets (issue 23): each <= 1 s, kernel side. Reported, not asserted.
 
@@ -80,6 +81,20 @@ OPTIONAL = ("scipy.integrate", "scipy.optimize", "scipy.linalg", "scipy.special"
 """Costly libraries a first frame may do without (issue 23); each measurement names those it loaded."""
 
 
+PROFILE = """
+import cProfile, pstats
+import matplotlib
+matplotlib.use("Agg")
+profile = cProfile.Profile()
+profile.enable()
+import udk_notebooks.widgets as widgets
+explorer = widgets.EXPLORERS[{name!r}]()
+profile.disable()
+assert explorer.png and not explorer.error, explorer.error
+pstats.Stats(profile).sort_stats("cumulative").print_stats({top})
+"""
+
+
 def first(name: str) -> str:
     """The code that times the first frame of explorer ``name`` and names the optional libraries it loaded."""
     return FIRST.format(name=name, optional=OPTIONAL)
@@ -149,6 +164,21 @@ def import_costs(code: str, top: int) -> None:
         print(f"  {cumulative:>10}  {'  ' * (depth(name) // 2)}{name.strip()}")
 
 
+def profile_costs(name: str, top: int) -> None:
+    """The ``top`` functions with the largest cumulative time of explorer ``name``'s first frame (cProfile).
+
+    Where the time goes: imports, the first computation (deriving, compiling, simulating) and the
+    figure (make_figure, the first full draw, mathtext, the PNG). cProfile slows pure-Python code
+    several times more than compiled code: read the shares, not the seconds.
+    """
+    out = subprocess.run([sys.executable, "-c", PROFILE.format(name=name, top=top)], capture_output=True, text=True,
+                         env=os.environ)
+    if out.returncode:
+        raise SystemExit(f"the profiled process failed:\n{out.stderr}")
+    print(f"\n  cProfile of the first explorer on screen ({name}), by cumulative time:")
+    print(out.stdout.rstrip())
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="fresh processes per measurement (default 5)")
@@ -162,9 +192,13 @@ def main(argv=None) -> None:
                         help="do not write udk_notebooks' bytecode cache first (see the module docstring)")
     parser.add_argument("--importtime", type=int, default=0, metavar="N",
                         help="also list the N costliest imports of the first explorer")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also list the N functions of the first explorer costliest under cProfile")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if args.importtime < 0 or args.profile < 0:
+        parser.error("--importtime and --profile must be at least 0")
     from udk_notebooks.widgets import EXPLORERS  # the names only: no explorer module is imported
 
     names = sorted(EXPLORERS) if args.explorer == "all" else [args.explorer]
@@ -188,6 +222,8 @@ def main(argv=None) -> None:
         measure(f"first explorer on screen: {name}", first(name), args.repeats, args.clock, runner)
     if args.importtime:
         import_costs(first(names[0]), args.importtime)
+    if args.profile:
+        profile_costs(names[0], args.profile)
 
 
 if __name__ == "__main__":

@@ -108,6 +108,35 @@ def test_first_frame_of_the_fortran_dop853_route_loads_no_scipy_subpackage():
     assert _loaded_after(code) == []
 
 
+SOLVE_IVP_EXPLORERS = ("friction_cart_pendulum", "incline_friction", "ladder")
+"""The explorers whose first run goes through solve_ivp (stick/slip events), which imports scipy.integrate."""
+
+
+def test_first_frames_of_every_explorer_without_friction_events_load_no_scipy_subpackage():
+    # The carriage pendulum and the growing circle show the work of each force: by numpy's trapezoidal rule
+    # (simulation._running_trapezoid), not scipy.integrate.cumulative_trapezoid, 0.3 s of their cold start.
+    # One interpreter builds them all in turn, so any one of them that loads a library fails the test.
+    code = ("import matplotlib\n"
+            "matplotlib.use('Agg')\n"
+            "import udk_notebooks.widgets as widgets\n"
+            f"for name in sorted(set(widgets.EXPLORERS) - set({SOLVE_IVP_EXPLORERS!r})):\n"
+            "    explorer = widgets.EXPLORERS[name]()\n"
+            "    assert explorer.png and not explorer.error, (name, explorer.error)\n"
+            "    explorer.close()")
+    assert _loaded_after(code) == []
+
+
+def test_the_explorers_left_out_above_run_solve_ivp():
+    # the list above names only explorers whose run asks simulate for solve_ivp's "DOP853" (upper case; the
+    # compiled route is "dop853"): an explorer moved off solve_ivp must join the test above
+    import inspect
+    import sys
+
+    for name in SOLVE_IVP_EXPLORERS:
+        source = inspect.getsource(sys.modules[widgets.EXPLORERS[name].__module__])
+        assert 'method="DOP853"' in source, name
+
+
 def test_explorer_modules_import_without_scipy_subpackages():
     # an explorer's module imports no solver at its top: the one its first run needs is loaded by that run
     code = ("import udk_notebooks.widgets as widgets\n"

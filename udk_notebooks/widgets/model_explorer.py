@@ -39,7 +39,7 @@ from ..compiled import CompiledModel
 from ..drawing import FORCE_KINDS, ForceSite, Joint, Mechanism
 from ..model import Model
 from ..plotting import FORCE_STYLES, OKABE_ITO
-from ..simulation import ADAPTIVE_METHODS, FIXED_STEP_METHODS, project_initial_state, simulate
+from ..simulation import ADAPTIVE_METHODS, FIXED_STEP_METHODS, _running_trapezoid, project_initial_state, simulate
 from ..stabilization import Baumgarte
 from .system import Curve, Panel, Shade, SystemExplorer, SystemRun, time_curve
 
@@ -637,13 +637,11 @@ def _energy_error(cm: CompiledModel, t, q, qd, p) -> float:
     not in a sweep's output, so :func:`_check_energy_outcome` refuses models
     where they can be nonzero.
     """
-    from scipy.integrate import cumulative_trapezoid
-
     rows = np.broadcast_to(p, (t.size, p.size))
     h = cm.energy_batch(t, q, qd, rows)
     force, explicit = cm.powers_batch(t, q, qd, rows)
     power = np.einsum("ij,ij->i", qd, force) + explicit
-    return float(np.max(np.abs(h - h[0] - cumulative_trapezoid(power, t, initial=0.0))))
+    return float(np.max(np.abs(h - h[0] - _running_trapezoid(power, t))))
 
 
 def _check_energy_outcome(cm: CompiledModel) -> None:
