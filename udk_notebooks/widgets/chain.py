@@ -18,10 +18,11 @@ The model of each ``N`` is compiled once per session, and both its symbolic
 derivation (:func:`derived_chain`) and the numeric code generated from it
 (:func:`compiled_model`) are kept on disk between sessions, in
 ``$UDK_NOTEBOOKS_CACHE`` or the user's cache folder: a number of links seen
-once on this machine loads without sympy's derivation or code generation. The fixed-step methods step as before but sample the
-output at most ``frames`` times, on steps of their own grid
-(:func:`output_times`): the panels and the animation draw no more, and a small
-step no longer means thousands of samples to evaluate and draw.
+once on this machine loads without sympy's derivation or code generation. The
+fixed-step methods step as before but sample the output at most ``frames``
+times, on steps of their own grid (:func:`output_times`): the panels and the
+animation draw no more, and a small step no longer means thousands of samples
+to evaluate and draw.
 """
 
 from __future__ import annotations
@@ -357,7 +358,7 @@ class ChainExplorer(SystemExplorer):
     updates_on_release = False
     ON_RELEASE = ("N", "step", "horizon")
     """Sliders that update on release: a new ``N`` compiles a model (0.1-1.5 s the first time on this
-    machine, a tenth of that once its code is kept on disk), and the run's cost grows as ``horizon / step``
+    machine, about a third of that once its code is kept on disk), and the run's cost grows as ``horizon / step``
     (a second or more at ``step = 0.001``)."""
     control_units = {"N": "1"}  # a count: no unit
     heading = "Chain of N point masses on rigid links, Cartesian coordinates: N constraints, 2N coordinates"
