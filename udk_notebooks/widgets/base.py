@@ -72,7 +72,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.spines import Spine
-from matplotlib.ticker import LogFormatterSciNotation
 from matplotlib.transforms import Bbox, IdentityTransform
 
 from .._comm_thread import serve_comms_on_main_thread
@@ -321,49 +320,6 @@ def _style_widget() -> widgets.HTML:
     style = widgets.HTML(f"<style>{EXPLORER_CSS}</style>", layout=widgets.Layout(display="none"))
     style.add_class("udk-explorer-style")
     return style
-
-
-_SUPERSCRIPTS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
-_MATHTEXT_POWER = re.compile(r"\$\\mathdefault\{(-?)(?:([0-9.]+)\\times)?([0-9]+)\^\{(-?[0-9]+)\}\}\$")
-
-
-class PlainLogFormatter(LogFormatterSciNotation):
-    """Matplotlib's labels of a log axis (``10^-7``, ``2x10^-7``) as plain text with Unicode superscripts.
-
-    The same ticks are labelled, with the same numbers, as by the formatter a log scale
-    sets; only the string differs: ``"10\u207b\u2077"`` instead of mathtext's
-    ``"$\\mathdefault{10^{-7}}$"``. Every new mathtext string costs a parse (4 to 7 ms
-    each on this machine, the first one about 40 ms more): a log panel's first frame
-    parsed seven, 0.03 s of a cold start (issue 23), and a jump to new decades parsed
-    its new labels again. A label of another form (zero, a plain number) stays as
-    matplotlib writes it.
-    """
-
-    def __call__(self, x, pos=None) -> str:
-        label = super().__call__(x, pos)
-        power = _MATHTEXT_POWER.fullmatch(label)
-        if power is None:
-            return label
-        sign, coefficient, base, exponent = power.groups()
-        minus = "\u2212" if sign else ""  # the minus sign mathtext draws
-        factor = f"{coefficient}\u00d7" if coefficient else ""
-        return f"{minus}{factor}{base}{exponent.translate(_SUPERSCRIPTS)}"
-
-
-def plain_log_ticks(ax: Axes) -> None:
-    """Label the log-scaled y axis of ``ax`` with :class:`PlainLogFormatter` (major and minor ticks alike).
-
-    Call it after ``ax.set_yscale("log")``, which puts matplotlib's own formatters back.
-    """
-    if not isinstance(ax, Axes):
-        raise TypeError(f"`ax` must be a matplotlib Axes; got {type(ax).__name__}")
-    if ax.get_yscale() != "log":
-        raise ValueError(f"`ax` must have a log-scaled y axis (ax.set_yscale('log') first); it is {ax.get_yscale()!r}")
-    for set_formatter, old in ((ax.yaxis.set_major_formatter, ax.yaxis.get_major_formatter()),
-                               (ax.yaxis.set_minor_formatter, ax.yaxis.get_minor_formatter())):
-        base = getattr(old, "_base", 10.0)
-        set_formatter(PlainLogFormatter(base, labelOnlyBase=getattr(old, "labelOnlyBase", False),
-                                        minor_thresholds=getattr(old, "minor_thresholds", None)))
 
 
 def has_widget_canvas(figure: Figure) -> bool:

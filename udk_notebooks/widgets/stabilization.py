@@ -57,7 +57,7 @@ from ..examples import chain
 from ..plotting import METHOD_COLORS  # one colour per integrator, as in every figure of lesson 2
 from ..simulation import Trajectory, simulate
 from ..stabilization import METHODS, Baumgarte, amplification_matrix, stability
-from .base import Explorer, plain_log_ticks
+from .base import Explorer
 from .inclined_line import _extent, _title_keys
 
 __all__ = ["StabilizationExplorer", "StabilizationResult"]
@@ -284,7 +284,6 @@ class StabilizationExplorer(Explorer):
         keys = [(METHOD_NAMES[m], METHOD_COLORS[m]) for m in METHODS]
 
         ax_drift.set_yscale("log", nonpositive="mask")  # phi(0) = 0 is left out, not clipped
-        plain_log_ticks(ax_drift)  # tick labels without mathtext (cold start, issue 23)
         ax_drift.xaxis.set_major_locator(MaxNLocator(5))
         ax_drift.set_xlabel("time $t$ (s)", fontsize=8)
         ax_drift.set_ylabel(r"$|\varphi| = |x^2 + y^2 - l^2|$ (m$^2$)", fontsize=8)

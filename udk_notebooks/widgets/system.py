@@ -33,7 +33,7 @@ from ..compiled import CompiledModel
 from ..drawing import FORCE_KINDS, Mechanism, MechanismView, animate, force_legend
 from ..plotting import OKABE_ITO
 from ..simulation import Trajectory
-from .base import Explorer, ParameterSpec, plain_log_ticks
+from .base import Explorer, ParameterSpec
 from .views import fit_log_view
 
 __all__ = ["Curve", "MechanismPanel", "Panel", "Shade", "SystemExplorer", "SystemRun", "shaded_spans", "time_curve",
@@ -388,7 +388,6 @@ class SystemExplorer(Explorer):
             ax.xaxis.set_major_locator(MaxNLocator(4))
             if panel.yscale == "log":
                 ax.set_yscale("log")
-                plain_log_ticks(ax)  # tick labels without mathtext: a parse per new label (cold start, jumps)
             else:
                 ax.yaxis.set_major_locator(MaxNLocator(5))
                 if panel.power_limits is not None:
