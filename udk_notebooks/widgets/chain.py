@@ -55,6 +55,9 @@ CACHE_ENV = "UDK_NOTEBOOKS_CACHE"
 """Environment variable naming the cache directory; set to an empty string to keep nothing on disk."""
 
 
+ADAPTIVE_TOLERANCES = {"rtol": 1e-9, "atol": 1e-11}
+"""Tolerances of the explorer's adaptive (DOP853) runs; :func:`warm_cache` runs with the same."""
+
 CODE_FORMAT = 1
 """Version of the layout of a kept code file (:func:`compiled_model`); another layout is generated again."""
 
@@ -299,7 +302,7 @@ def warm_cache(links=None) -> list[int]:
         q0, qd0 = chain.chain_initial_state(N)
         times = np.linspace(0.0, 0.05, 3)
         simulate(cm, (0.0, 0.05), q0, qd0, method="rk4", step=0.01, t_eval=times)
-        simulate(cm, (0.0, 0.05), q0, qd0, method="DOP853", rtol=1e-9, atol=1e-11, t_eval=times)
+        simulate(cm, (0.0, 0.05), q0, qd0, method="DOP853", t_eval=times, **ADAPTIVE_TOLERANCES)
         keep_code(N, cm)
         done.append(int(N))
     return done
@@ -409,8 +412,8 @@ class ChainExplorer(SystemExplorer):
         q0, qd0 = chain.chain_initial_state(N, angles, **params)
         times = np.linspace(0.0, horizon, self.frames)
         if method == "DOP853":
-            traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, rtol=1e-9, atol=1e-11, t_eval=times,
-                            params=params)
+            traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, t_eval=times, params=params,
+                            **ADAPTIVE_TOLERANCES)
         else:
             traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params,
                             t_eval=output_times(horizon, step, self.frames))
