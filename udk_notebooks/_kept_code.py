@@ -14,44 +14,91 @@ rebuilt function is then the same code bound to the same objects, and gives
 the same numbers to the last bit. Rebuilding refuses (and the function is
 generated afresh) when the record is malformed, names a module outside
 numpy, scipy, ``math`` and the builtins, or a name no longer resolves.
-Whoever keeps a store on disk keys it by everything that shapes the code
-(the package's sources, sympy, numpy, Python) and checks it whole
-(see :mod:`udk_notebooks.widgets.chain`).
+A store also keeps *facts*: what a compiled model knows of its model
+besides the code (sizes, names, which contacts are unilateral), as plain data.
+
+On disk (:func:`read_store`, :func:`write_store`, :func:`compile_kept`), a
+store is one JSON file per model in ``$UDK_NOTEBOOKS_CACHE`` or the user's
+cache folder, named by the model and by :func:`code_key`: a digest of
+everything that shapes the code (the package's sources, sympy, numpy,
+Python). A file of another key is never read; one whose content does not
+match its digest, its key or its name is ignored and written again. A model
+read back from its file is built without sympy
+(:meth:`~udk_notebooks.compiled.CompiledModel.from_store`): an explorer's
+first frame in a new kernel skips sympy's import, the derivation and the
+code generation (issue 23).
 """
 
 from __future__ import annotations
 
 import builtins
+import hashlib
 import importlib
 import inspect
 import itertools
+import json
 import linecache
+import os
+import platform
+import re
 import sys
+import tempfile
+import weakref
+from functools import lru_cache
+from pathlib import Path
 from types import ModuleType
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-__all__ = ["CodeStore", "global_names", "kept"]
+if TYPE_CHECKING:
+    from .compiled import CompiledModel
+    from .model import Model
+
+__all__ = ["CACHE_ENV", "CodeStore", "cache_directory", "code_key", "compile_kept", "global_names", "kept",
+           "read_store", "source_key", "write_changed", "write_store"]
+
+CACHE_ENV = "UDK_NOTEBOOKS_CACHE"
+"""Environment variable naming the cache directory; set to an empty string to keep nothing on disk."""
+
+STORE_FORMAT = 2
+"""Version of the layout of a kept store file; a file of another layout is generated again."""
 
 ALLOWED_MODULES = ("builtins", "math", "cmath", "numpy", "scipy")
 """Modules (and their submodules) whose objects a kept function may read: those lambdify prints for."""
 
 _numbers = itertools.count()
+_ABSENT = object()
+_READ = weakref.WeakSet()  # the stores read_store handed out in this process (write_changed writes them)
 
 
 class CodeStore:
-    """Records of generated functions by name (plain data: strings, lists, booleans), and whether it changed.
+    """Records of generated functions by name, facts by name (plain data both), and whether it changed.
 
     Parameters
     ----------
     entries : dict, optional
         Records as :meth:`record` makes them, e.g. read back from a file.
+    facts : dict, optional
+        Plain values as :meth:`keep_fact` keeps them (what a compiled model
+        knows of its model besides the code: sizes, names, contacts).
+    name : str, optional
+        The name it is kept under on disk (:func:`read_store` sets it).
     """
 
-    def __init__(self, entries: dict | None = None):
+    def __init__(self, entries: dict | None = None, facts: dict | None = None, name: str | None = None):
         if entries is not None and not isinstance(entries, dict):
             raise TypeError(f"`entries` must be a dict of records by function name; got {type(entries).__name__}")
+        if facts is not None and not isinstance(facts, dict):
+            raise TypeError(f"`facts` must be a dict of plain values by name; got {type(facts).__name__}")
         self.entries = dict(entries or {})
+        self.facts = dict(facts or {})
+        self.name = name  # the file it is kept in on disk (read_store), None for one in memory only
         self.changed = False
+
+    def keep_fact(self, name: str, value) -> None:
+        """Keep ``value`` (plain data: numbers, strings, booleans, None, lists of them) under ``name``."""
+        if self.facts.get(name, _ABSENT) != value:
+            self.facts[name] = value
+            self.changed = True
 
     def load(self, name: str) -> Callable | None:
         """The function recorded under ``name``, rebuilt; None when there is none or it cannot be rebuilt."""
@@ -170,3 +217,178 @@ def _rebuild(entry, name: str) -> Callable | None:
     if entry.get("on_floats") is True:
         func.on_floats = True
     return func
+
+
+# -- kept on disk ---------------------------------------------------------------------------------
+
+def cache_directory() -> Path | None:
+    """Where kept code is stored: ``$UDK_NOTEBOOKS_CACHE``, else the user's cache folder; None when disabled."""
+    chosen = os.environ.get(CACHE_ENV)
+    if chosen is not None:
+        return Path(chosen) if chosen.strip() else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "udk-notebooks"
+
+
+def _version(distribution: str) -> str:
+    """The installed version of ``distribution``, read without importing it (sympy's import is what is saved)."""
+    module = sys.modules.get(distribution)
+    if module is not None and isinstance(getattr(module, "__version__", None), str):
+        return module.__version__
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+@lru_cache(maxsize=1)
+def source_key() -> str:
+    """A digest of everything a derived model depends on: the package's engine and example sources, sympy, Python.
+
+    Any edit to ``udk_notebooks/*.py`` or ``udk_notebooks/examples/*.py`` (the
+    symbolic layer and the examples), or another sympy or Python, gives
+    another key, so kept work is never read by code that would do it differently.
+    """
+    digest = hashlib.sha256(f"{_version('sympy')} {platform.python_version()}".encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted([*package.glob("*.py"), *package.glob("examples/*.py")]):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def code_key() -> str:
+    """The key of kept code: :func:`source_key` (package, sympy, Python) and numpy's version."""
+    import numpy as np
+
+    return hashlib.sha256(f"{source_key()} numpy {np.__version__}".encode()).hexdigest()[:20]
+
+
+def _check_name(name) -> str:
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", name):
+        raise ValueError(f"`name` must be a file-name-safe model name (letters, digits, '_', '.', '-'); got {name!r}")
+    return name
+
+
+def store_path(folder: Path, name: str) -> Path:
+    """The file of the store ``name`` under the current :func:`code_key`."""
+    return folder / f"{_check_name(name)}-{code_key()}.code.json"
+
+
+def _digest(payload: dict) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def read_store(name: str) -> CodeStore | None:
+    """The store kept under ``name`` (an empty one when there is none or it is not sound); None: no disk cache.
+
+    A file is read only when its name, its recorded key and name, its layout
+    and the digest of its content all agree; otherwise the returned store is
+    empty and marked changed, so that :func:`write_store` replaces the file.
+    """
+    folder = cache_directory()
+    if folder is None:
+        _check_name(name)
+        return None
+    path = store_path(folder, name)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            kept_file = json.load(handle)
+        payload = {"functions": kept_file["functions"], "facts": kept_file["facts"]}
+        sound = (kept_file["format"] == STORE_FORMAT and kept_file["key"] == code_key() and kept_file["name"] == name
+                 and isinstance(payload["functions"], dict) and isinstance(payload["facts"], dict)
+                 and kept_file["digest"] == _digest(payload))
+    except FileNotFoundError:
+        store = CodeStore(name=name)
+        _READ.add(store)
+        return store
+    except Exception:  # truncated, not JSON, not our layout: generate afresh, and write it again
+        sound = False
+    if not sound:
+        store = CodeStore(name=name)
+        store.changed = True
+    else:
+        store = CodeStore(payload["functions"], payload["facts"], name=name)
+    _READ.add(store)
+    return store
+
+
+def write_store(store: CodeStore) -> None:
+    """Write ``store`` to its file when it changed since it was read or last written.
+
+    Written whole to a temporary file, then renamed into place (a reader sees
+    the old file or the new one, never a part); stores of other keys are
+    dropped. A folder that cannot be written is skipped: the session's
+    compiled models still serve.
+    """
+    if not isinstance(store, CodeStore):
+        raise TypeError(f"`store` must be a CodeStore; got {type(store).__name__}")
+    folder = cache_directory()
+    if store.name is None or not store.changed or folder is None:
+        return
+    key = code_key()
+    payload = {"functions": store.entries, "facts": store.facts}
+    kept_file = {"format": STORE_FORMAT, "key": key, "name": store.name, **payload, "digest": _digest(payload)}
+    partial = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".store-", suffix=".json", delete=False,
+                                         encoding="utf-8") as handle:
+            partial = handle.name
+            json.dump(kept_file, handle)
+        os.replace(partial, store_path(folder, store.name))
+        partial = None
+        store.changed = False
+        for old in folder.glob("*.code.json"):
+            if not old.name.endswith(f"-{key}.code.json"):
+                old.unlink(missing_ok=True)
+    except (OSError, TypeError, ValueError):  # read-only or full disk, or a value JSON cannot hold
+        pass
+    finally:
+        if partial is not None:
+            Path(partial).unlink(missing_ok=True)
+
+
+def write_changed() -> None:
+    """:func:`write_store` for every store read in this process that changed (new code built on demand)."""
+    for store in list(_READ):
+        if store.changed:
+            write_store(store)
+
+
+def compile_kept(name: str, derive: Callable[[], Model]) -> CompiledModel:
+    """The compiled model of ``derive()``, read from the store ``name`` when it is kept, else compiled and kept.
+
+    Read back, the model is built from its kept code and facts without
+    sympy (:meth:`~udk_notebooks.compiled.CompiledModel.from_store`), and
+    ``derive`` is called only if something not kept is needed later. The
+    caller vouches that ``name`` always stands for the same ``derive()``
+    (the store's key covers the package's sources, so an edited example is
+    compiled afresh). Functions built on demand later are written by
+    :func:`write_store` (``compiled.store``).
+
+    Parameters
+    ----------
+    name : str
+        The model's store name, e.g. ``"incline_friction.model"``.
+    derive : callable
+        ``derive() -> Model``.
+
+    Returns
+    -------
+    CompiledModel
+    """
+    from .compiled import CompiledModel
+
+    if not callable(derive):
+        raise TypeError(f"`derive` must be a function returning the Model; got {type(derive).__name__}")
+    store = read_store(name)
+    if store is None:  # no disk cache
+        return CompiledModel.from_model(derive())
+    compiled = CompiledModel.from_store(store, derive) if store.facts else None
+    if compiled is None:
+        compiled = CompiledModel.from_model(derive(), sources=store)
+    write_store(store)
+    return compiled

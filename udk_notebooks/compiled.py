@@ -34,17 +34,23 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import sympy as sm
 
 from ._checks import check_vector, finite_float, real_number
 from ._kept_code import CodeStore, global_names as _global_names, kept
+from ._lazy import LazyModule
 from .core import RANK_RTOL, Motion, cholesky_or_none, scale_rows, solve
 from .contact_forces import OPEN, ContactForces
 from .kernels import ScalarKernel, diagonal_kernel, singular_kernel
-from .model import TIME, Model
+
+if TYPE_CHECKING:
+    from .model import Model
+
+# sympy is needed to compile a model, not to run one read back from kept code (CompiledModel.from_store):
+# imported on first use, it stays out of an explorer's first frame in a new kernel (issue 23)
+sm = LazyModule("sympy")
 
 __all__ = ["OPEN", "CompiledModel"]
 
@@ -211,6 +217,8 @@ def _numeric_symbols(model: Model):
     ``gamma`` would otherwise shadow the constant or function of that name in
     every expression (issue 22). No user name appears in the generated code.
     """
+    from .model import TIME
+
     n = model.n
     q_syms = sm.symbols(f"q0:{n}", real=True)
     qd_syms = sm.symbols(f"qd0:{n}", real=True)
@@ -223,19 +231,127 @@ def _numeric_symbols(model: Model):
     return t_sym, q_syms, qd_syms, p_syms, replace
 
 
+def _symbolic_parts(model: Model) -> dict:
+    """The expressions a model compiles from, in the generated code's symbols (:func:`_numeric_symbols`).
+
+    Also what the functions built later on demand (Jacobians, batch twins,
+    :meth:`CompiledModel.terms_batch`) are generated from: ``args``,
+    ``pos_args``, the nonzero ``entries`` of ``M`` (unless constant), ``Q, A, b,
+    C`` in :attr:`CompiledModel.matrices` order, ``phi``, ``velocity``, ``A`` and
+    the ``friction`` rows flattened (per contact ``[s, drift, mu, mu_s, ds/dq'...]``).
+    """
+    t_sym, q_syms, qd_syms, p_syms, replace = _numeric_symbols(model)
+
+    def num(expr):
+        return sm.sympify(expr).xreplace(replace)
+
+    M, Q, A, b, C = (num(model.M), num(model.Q), num(model.A), num(model.b), num(model.C))
+    phi = num(model.phi)
+    rows = []  # per contact: [s, drift, mu, mu_s, ds/dq'...] (the columns of friction_data)
+    for contact in model.all_friction:
+        s = num(contact.sliding_velocity)
+        slope = [s.diff(v) for v in qd_syms]
+        # d/dt of s along the motion, without the q'' part: -(this) is the stick row's b.
+        drift = sum(s.diff(c) * v for c, v in zip(q_syms, qd_syms)) + s.diff(t_sym)
+        mu = num(contact.coefficient)
+        mu_s = num(contact.static_coefficient if contact.static_coefficient is not None else contact.coefficient)
+        rows.append([s, drift, mu, mu_s] + slope)
+    # A mass matrix of parameters only (Cartesian coordinates) is evaluated and factorized once
+    # per parameter vector, not at every call: for the 64-link chain that is a 128 x 128 array.
+    constant_mass = not (M.free_symbols - set(p_syms))
+    entries = ([] if constant_mass else list(M)) + list(Q) + list(A) + list(b) + list(C)
+    nonzero = [i for i, entry in enumerate(entries) if entry != 0]
+    return {"args": [t_sym, list(q_syms), list(qd_syms), list(p_syms)], "pos_args": [t_sym, list(q_syms), list(p_syms)],
+            "M": M, "C": C, "A": A, "constant_mass": constant_mass, "nonzero": nonzero,
+            "entries": [entries[i] for i in nonzero], "phi": list(phi), "velocity": list(num(model.velocity_constraints)),
+            "n_holonomic": phi.shape[0], "friction_rows": rows, "friction": [entry for row in rows for entry in row],
+            "energy": num(model.energy),
+            "powers": [list(num(model.nonconservative_force)), num(model.explicit_time_power)]}
+
+
+def _model_facts(model: Model, parts: dict) -> dict:
+    """What a compiled model reads from its :class:`~udk_notebooks.model.Model` besides the generated code.
+
+    Plain data (numbers, strings, lists, booleans), kept on disk with the code
+    (:mod:`udk_notebooks._kept_code`): a model read back from kept code is built
+    from these alone, without sympy. The two facts that need a proof
+    (:attr:`CompiledModel.reaction_free`) are added when first needed.
+    """
+    n, M, A = model.n, parts["M"], parts["A"]
+    q = set(model.q)
+    normals = [None if rows is None else [int(r) for r in rows] for rows in model.friction_normals]
+    n_plain = len(model.friction)
+    friction, width = parts["friction"], 4 + n
+    return {
+        "n": n, "m": int(A.shape[0]),
+        "coordinate_names": [str(c.func) for c in model.q],
+        "parameter_names": [str(s) for s in model.parameter_symbols],
+        "defaults": [float(model.parameters[s]) for s in model.parameter_symbols],
+        "nonzero": [int(i) for i in parts["nonzero"]],
+        "constant_mass": bool(parts["constant_mass"]),
+        "diagonal": bool(parts["constant_mass"] and all(M[i, j] == 0 for i in range(n) for j in range(n) if i != j)),
+        "has_nonideal": any(e != 0 for e in parts["C"]),
+        "n_holonomic": int(model.n_holonomic), "n_nonholonomic": int(model.n_nonholonomic),
+        "n_friction": len(model.all_friction), "n_plain_friction": n_plain, "n_contacts": int(model.n_contacts),
+        "unilateral": [bool(c.unilateral) for c in model.contacts],
+        "contact_names": [str(name) for name in model.contact_names],
+        "contact_rows": [int(r) for r in model.contact_rows],
+        "friction_normals": normals,
+        # per friction entry: the structurally nonzero entries of ds/dq', and whether its mu is
+        "friction_slopes": [[j for j in range(n) if friction[i * width + 4 + j] != 0] for i in range(len(normals))],
+        "friction_rough": [bool(friction[i * width + 2] != 0) for i in range(len(normals))],
+        # CoulombFriction(normal=rows) entries whose rows change with the configuration (see
+        # ContactForces._check_translational_normals)
+        "translational_normals": [[i, rows] for i, rows in enumerate(normals[:n_plain])
+                                  if rows is not None and any(A[r, j].has(*q) for r in rows for j in range(n))],
+    }
+
+
+FACTS = ("n", "m", "coordinate_names", "parameter_names", "defaults", "nonzero", "constant_mass", "diagonal",
+         "has_nonideal", "n_holonomic", "n_nonholonomic", "n_friction", "n_plain_friction", "n_contacts",
+         "unilateral", "contact_names", "contact_rows", "friction_normals", "friction_slopes", "friction_rough",
+         "translational_normals")
+"""The facts of :func:`_model_facts`: a kept model lacking one of them is compiled afresh."""
+
+KEPT_AT_COMPILE = ("matrices", "phi", "velocity", "energy", "powers")
+"""Functions every compiled model has (``friction`` and ``mass`` too where the facts say so)."""
+
+
+class _SymbolicParts(dict):
+    """The ``_symbolic`` cache of a compiled model: its expressions, and the functions built from them on demand.
+
+    For a model read back from kept code, the expressions are derived (the
+    model, then :func:`_symbolic_parts`) only when a key is read that is not
+    there: a function that was not kept, or a proof. Membership tests and
+    ``get`` derive nothing.
+    """
+
+    def __init__(self, *args, derive: Callable[[], dict] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.derive = derive
+
+    def __missing__(self, key):
+        if self.derive is None:
+            raise KeyError(key)
+        derive, self.derive = self.derive, None
+        for name, value in derive().items():
+            self.setdefault(name, value)
+        return self[key]
+
+
 @dataclass(frozen=True, eq=False)
 class CompiledModel(ContactForces):
     """Plain numeric functions of a model (see the module docstring for argument order).
 
-    Build with :meth:`Model.compile`. ``matrices`` returns the entries of
-    ``M`` (unless constant), ``Q``, ``A``, ``b``, ``C`` (row by row) whose
-    positions in that order are ``nonzero``; attributes ``phi``,
-    ``velocity_constraints``, ``energy``, ``powers_data`` and ``friction_data``
-    are the raw lambdified functions; :meth:`motion` evaluates the
-    Udwadia-Kalaba equation.
+    Build with :meth:`Model.compile`, or :meth:`from_store` from kept code.
+    ``matrices`` returns the entries of ``M`` (unless constant), ``Q``, ``A``,
+    ``b``, ``C`` (row by row) whose positions in that order are ``nonzero``;
+    attributes ``phi``, ``velocity_constraints``, ``energy``, ``powers_data``
+    and ``friction_data`` are the raw lambdified functions; :meth:`motion`
+    evaluates the Udwadia-Kalaba equation. ``facts`` holds what the model says
+    besides its code (sizes, names, the contacts), as plain data.
     """
 
-    model: Model
     n: int
     m: int
     coordinate_names: tuple[str, ...]
@@ -250,15 +366,26 @@ class CompiledModel(ContactForces):
     friction_data: Callable | None
     mass: Callable | None
     has_nonideal: bool
+    facts: dict = field(repr=False)
     kernel: Callable | None = None
     singular_kernel: Callable | None = None
+    _model: Model | None = field(default=None, repr=False)
+    _derive: Callable[[], Model] | None = field(default=None, repr=False)
     _mass_cache: dict = field(default_factory=dict, repr=False)
     _symbolic: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def model(self) -> Model:
+        """The :class:`~udk_notebooks.model.Model` compiled; derived on first use for a model read from kept code."""
+        if self._model is None:
+            object.__setattr__(self, "_model", self._derive())
+        return self._model
 
     @classmethod
     def from_model(cls, model: Model, sources: CodeStore | None = None) -> "CompiledModel":
         """Compile ``model``; with ``sources``, each lambdified function is rebuilt from its record there
-        when it has a sound one, and recorded there when it is generated (:mod:`udk_notebooks._kept_code`).
+        when it has a sound one, and recorded there when it is generated (:mod:`udk_notebooks._kept_code`),
+        with the model's :func:`facts <_model_facts>`.
 
         The caller vouches that ``sources`` was recorded for this very model by this code (a disk cache
         keys it by the package's sources and the versions of sympy, numpy and Python). The functions
@@ -266,69 +393,112 @@ class CompiledModel(ContactForces):
         """
         if sources is not None and not isinstance(sources, CodeStore):
             raise TypeError(f"`sources` must be a CodeStore or None; got {type(sources).__name__}")
-        t_sym, q_syms, qd_syms, p_syms, replace = _numeric_symbols(model)
-        args = [t_sym, list(q_syms), list(qd_syms), list(p_syms)]
-
-        def num(expr):
-            return sm.sympify(expr).xreplace(replace)
+        parts = _symbolic_parts(model)
+        facts = _model_facts(model, parts)
+        if sources is not None:
+            for name, value in facts.items():
+                sources.keep_fact(name, value)
+            if "reaction_free" in sources.facts:  # proven before for this very model (the caller vouches)
+                facts["reaction_free"] = sources.facts["reaction_free"]
+        args, pos_args = parts["args"], parts["pos_args"]
 
         def lam(exprs, state=args):
             return _array_function(state, exprs, cse=True)
 
-        M, Q, A, b, C = (num(model.M), num(model.Q), num(model.A), num(model.b), num(model.C))
-        n, m = model.n, model.A.shape[0]
-        pos_args = [t_sym, list(q_syms), list(p_syms)]
-        phi = num(model.phi)
-        velocity = num(model.velocity_constraints)
-        friction = None
-        rows = []  # per contact: [s, drift, mu, mu_s, ds/dq'...] (the columns of friction_data)
-        if model.all_friction:
-            for contact in model.all_friction:
-                s = num(contact.sliding_velocity)
-                slope = [s.diff(v) for v in qd_syms]
-                # d/dt of s along the motion, without the q'' part: -(this) is the stick row's b.
-                drift = sum(s.diff(c) * v for c, v in zip(q_syms, qd_syms)) + s.diff(t_sym)
-                mu = num(contact.coefficient)
-                mu_s = num(contact.static_coefficient if contact.static_coefficient is not None else contact.coefficient)
-                rows.append([s, drift, mu, mu_s] + slope)
-            friction = kept(sources, "friction", lambda: lam(rows))
-        # A mass matrix of parameters only (Cartesian coordinates) is evaluated and factorized once
-        # per parameter vector, not at every call: for the 64-link chain that is a 128 x 128 array.
-        constant_mass = not (M.free_symbols - set(p_syms))
-        entries = ([] if constant_mass else list(M)) + list(Q) + list(A) + list(b) + list(C)
-        nonzero = [i for i, entry in enumerate(entries) if entry != 0]
-        has_nonideal = any(e != 0 for e in C)
-        mass = kept(sources, "mass", lambda: _array_function([list(p_syms)], sm.Matrix(M), cse=True)) \
-            if constant_mass else None
+        functions = {
+            "matrices": lambda: _scalar_function(args, parts["entries"]),
+            "phi": lambda: _array_function(pos_args, parts["phi"], cse=True),
+            "velocity": lambda: lam(parts["velocity"]),
+            "energy": lambda: lam(parts["energy"]),
+            "powers": lambda: lam(parts["powers"]),
+        }
+        if parts["friction_rows"]:
+            functions["friction"] = lambda: lam(parts["friction_rows"])
+        if facts["constant_mass"]:
+            functions["mass"] = lambda: _array_function([args[3]], sm.Matrix(parts["M"]), cse=True)
+        built = {name: kept(sources, name, build) for name, build in functions.items()}
+        return cls._assemble(facts, built, _SymbolicParts(parts, sources=sources), model=model)
+
+    @classmethod
+    def from_store(cls, store: CodeStore, derive: Callable[[], Model]) -> "CompiledModel | None":
+        """The compiled model that ``store`` keeps, built from its facts and code alone: no sympy, no derivation.
+
+        ``derive`` makes the :class:`~udk_notebooks.model.Model` the store was
+        recorded from; it is called only when something that was not kept is
+        needed (a Jacobian not built before, a proof, a message naming a
+        constraint). The caller vouches that the store was recorded from that
+        model by this code (see :func:`udk_notebooks._kept_code.compile_kept`).
+        Returns None when the store lacks a fact or a function, or one does not
+        rebuild: the caller compiles afresh.
+
+        Parameters
+        ----------
+        store : CodeStore
+        derive : callable
+            ``derive() -> Model``.
+
+        Returns
+        -------
+        CompiledModel or None
+        """
+        if not isinstance(store, CodeStore):
+            raise TypeError(f"`store` must be a CodeStore; got {type(store).__name__}")
+        if not callable(derive):
+            raise TypeError(f"`derive` must be a function returning the Model; got {type(derive).__name__}")
+        facts = dict(store.facts)
+        if any(name not in facts for name in FACTS):
+            return None
+        names = list(KEPT_AT_COMPILE) + (["friction"] if facts["n_friction"] else []) + \
+            (["mass"] if facts["constant_mass"] else [])
+        built = {name: store.load(name) for name in names}
+        if any(func is None for func in built.values()):
+            return None
+        symbolic = _SymbolicParts(sources=store)
+        compiled = cls._assemble(facts, built, symbolic, derive=derive)
+        symbolic.derive = lambda: _symbolic_parts(compiled.model)
+        return compiled
+
+    @classmethod
+    def _assemble(cls, facts: dict, built: dict, symbolic: dict, model=None, derive=None) -> "CompiledModel":
+        """The compiled model of these facts and functions (from :meth:`from_model` or :meth:`from_store`)."""
+        n, m, nonzero, has_nonideal = facts["n"], facts["m"], facts["nonzero"], facts["has_nonideal"]
+        mass = built.get("mass")
         # A constant diagonal M (point masses, principal inertias) gets a solver shaped by the sparsity
         # pattern of Q, A, b, C (udk_notebooks.kernels); it falls back to core.solve when it cannot vouch.
-        diagonal = constant_mass and all(M[i, j] == 0 for i in range(n) for j in range(n) if i != j)
-        kernel = diagonal_kernel(n, m, nonzero, mass, has_nonideal) if diagonal else None
         # The same for a diagonal M with zero masses (massless sliders): kernels.SingularKernel.
-        singular = singular_kernel(n, m, nonzero, mass, has_nonideal) if diagonal else None
+        diagonal = facts["diagonal"]
         return cls(
-            model=model,
             n=n,
             m=m,
-            coordinate_names=tuple(str(c.func) for c in model.q),
-            parameter_names=tuple(map(str, model.parameter_symbols)),
-            defaults=np.array([model.parameters[s] for s in model.parameter_symbols], dtype=float),
-            matrices=kept(sources, "matrices", lambda: _scalar_function(args, [entries[i] for i in nonzero])),
+            coordinate_names=tuple(facts["coordinate_names"]),
+            parameter_names=tuple(facts["parameter_names"]),
+            defaults=np.array(facts["defaults"], dtype=float),
+            matrices=built["matrices"],
             nonzero=np.array(nonzero, dtype=np.intp),
-            phi=kept(sources, "phi", lambda: _array_function(pos_args, list(phi), cse=True)),
-            velocity_constraints=kept(sources, "velocity", lambda: lam(list(velocity))),
-            energy=kept(sources, "energy", lambda: lam(num(model.energy))),
-            powers_data=kept(sources, "powers", lambda: lam([list(num(model.nonconservative_force)),
-                                                             num(model.explicit_time_power)])),
-            friction_data=friction,
+            phi=built["phi"],
+            velocity_constraints=built["velocity"],
+            energy=built["energy"],
+            powers_data=built["powers"],
+            friction_data=built.get("friction"),
             mass=mass,
             has_nonideal=has_nonideal,
-            kernel=kernel,
-            singular_kernel=singular,
-            _symbolic={"args": args, "pos_args": pos_args, "entries": [entries[i] for i in nonzero],
-                       "phi": list(phi), "velocity": list(velocity), "A": A, "n_holonomic": phi.shape[0],
-                       "friction": [entry for row in rows for entry in row], "sources": sources},
+            facts=facts,
+            kernel=diagonal_kernel(n, m, nonzero, mass, has_nonideal) if diagonal else None,
+            singular_kernel=singular_kernel(n, m, nonzero, mass, has_nonideal) if diagonal else None,
+            _model=model,
+            _derive=derive,
+            _symbolic=symbolic,
         )
+
+    @property
+    def store(self) -> CodeStore | None:
+        """The :class:`~udk_notebooks._kept_code.CodeStore` this model keeps its generated code in (None: none).
+
+        Functions built on demand (Jacobians, batch twins) and facts proven
+        later are recorded there; ``store.changed`` tells whether it should be
+        written again (:func:`udk_notebooks._kept_code.write_store`).
+        """
+        return self._symbolic.get("sources")
 
     # -- Jacobians of the constraints, built on first use -------------------------
     # Both are rows of A: the coefficients of q'' in the differentiated velocity-level rows (phi', psi)
@@ -339,9 +509,11 @@ class CompiledModel(ContactForces):
         """``(t, q, qd, p) -> d(phi', psi)/d(qd)``, shape (m, n) (one zero row when m = 0)."""
         cache = self._symbolic
         if "velocity_jacobian" not in cache:
-            A = cache["A"] if self.m else sm.zeros(1, self.n)
-            cache["velocity_jacobian"] = kept(cache.get("sources"), "velocity_jacobian",
-                                              lambda: _array_function(cache["args"], A, cse=True))
+            def build():
+                A = cache["A"] if self.m else sm.zeros(1, self.n)
+                return _array_function(cache["args"], A, cse=True)
+
+            cache["velocity_jacobian"] = kept(cache.get("sources"), "velocity_jacobian", build)
         return cache["velocity_jacobian"]
 
     @property
@@ -349,12 +521,14 @@ class CompiledModel(ContactForces):
         """``(t, q, p) -> d(phi)/dq``, shape (m_h, n) (one zero row when there is no holonomic row)."""
         cache = self._symbolic
         if "phi_jacobian" not in cache:
-            rows = cache["n_holonomic"]
-            J = cache["A"][:rows, :] if rows else sm.zeros(1, self.n)
-            if J.free_symbols & set(cache["args"][2]):  # a simplified A that is not visibly free of qd
-                J = sm.Matrix(cache["phi"]).jacobian(cache["args"][1])
-            cache["phi_jacobian"] = kept(cache.get("sources"), "phi_jacobian",
-                                         lambda: _array_function(cache["pos_args"], J, cse=True))
+            def build():
+                rows = cache["n_holonomic"]
+                J = cache["A"][:rows, :] if rows else sm.zeros(1, self.n)
+                if J.free_symbols & set(cache["args"][2]):  # a simplified A that is not visibly free of qd
+                    J = sm.Matrix(cache["phi"]).jacobian(cache["args"][1])
+                return _array_function(cache["pos_args"], J, cse=True)
+
+            cache["phi_jacobian"] = kept(cache.get("sources"), "phi_jacobian", build)
         return cache["phi_jacobian"]
 
     # -- array-capable twins (parameter sweeps) ----------------------------------
@@ -362,9 +536,8 @@ class CompiledModel(ContactForces):
         """numpy-lambdified twin of a scalar function, built on first use and kept."""
         cache = self._symbolic
         if "batch_" + key not in cache:
-            args = cache["pos_args"] if key == "phi" else cache["args"]
-            cache["batch_" + key] = kept(cache.get("sources"), "batch_" + key,
-                                         lambda: _array_function(args, cache[key], cse=True))
+            cache["batch_" + key] = kept(cache.get("sources"), "batch_" + key, lambda: _array_function(
+                cache["pos_args"] if key == "phi" else cache["args"], cache[key], cse=True))
         return cache["batch_" + key]
 
     def matrices_batch(self, t, q, qd, p) -> np.ndarray:
@@ -404,34 +577,46 @@ class CompiledModel(ContactForces):
         return self._terms_functions()[0](p_rows)
 
     def _terms_functions(self):
-        """``(pre, main)`` of :meth:`terms_batch`, built on first use and kept."""
+        """``(pre, main)`` of :meth:`terms_batch`, built on first use and kept (in the store too)."""
         cache = self._symbolic
         if "terms" not in cache:
-            t_sym, q_syms, qd_syms, p_syms = cache["args"]
-            parts = cache["entries"] + cache["phi"] + cache["velocity"] + cache["friction"]
-            exprs = [sm.sympify(e) for e in parts]
-            replacements, reduced = sm.cse(exprs)
-            params = set(p_syms)
-            hoisted, kept = [], []
-            for symbol, expr in replacements:  # in order: a replacement may use earlier ones
-                (hoisted if expr.free_symbols <= params | {h for h, _ in hoisted} else kept).append((symbol, expr))
-            reduced = list(reduced)
-            for j, expr in enumerate(reduced):  # whole outputs of the parameters alone (-m g) are hoisted too
-                if not expr.is_Number and expr.free_symbols <= params | {h for h, _ in hoisted}:
-                    symbol = sm.Dummy(f"hoisted{j}")
-                    hoisted.append((symbol, expr))
-                    reduced[j] = symbol
-            # and the parameter-only terms of a sum or factors of a product that also depends on the state
-            # (-l^2 in x^2 + y^2 - l^2): one array per run, not one numpy call per stage
-            hoist = _ParameterParts(params | {h for h, _ in hoisted}, hoisted)
-            kept = [(symbol, hoist(expr)) for symbol, expr in kept]
-            reduced = [hoist(expr) for expr in reduced]
-            names = [h for h, _ in hoisted]
-            pre = _array_function([list(p_syms)], names, cse=lambda _: (hoisted, names))
-            main = _array_function([t_sym, list(q_syms), list(qd_syms), list(p_syms), names], reduced,
-                                   cse=lambda _: (kept, reduced))
-            cache["terms"] = (pre, main)
+            store = cache.get("sources")
+            pair = None if store is None else (store.load("terms_pre"), store.load("terms_main"))
+            if pair is None or None in pair:
+                pair = self._build_terms()
+                if store is not None:
+                    store.record("terms_pre", pair[0])
+                    store.record("terms_main", pair[1])
+            cache["terms"] = pair
         return cache["terms"]
+
+    def _build_terms(self):
+        """Generate ``(pre, main)`` of :meth:`terms_batch` from the model's expressions."""
+        cache = self._symbolic
+        t_sym, q_syms, qd_syms, p_syms = cache["args"]
+        parts = cache["entries"] + cache["phi"] + cache["velocity"] + cache["friction"]
+        exprs = [sm.sympify(e) for e in parts]
+        replacements, reduced = sm.cse(exprs)
+        params = set(p_syms)
+        hoisted, kept = [], []
+        for symbol, expr in replacements:  # in order: a replacement may use earlier ones
+            (hoisted if expr.free_symbols <= params | {h for h, _ in hoisted} else kept).append((symbol, expr))
+        reduced = list(reduced)
+        for j, expr in enumerate(reduced):  # whole outputs of the parameters alone (-m g) are hoisted too
+            if not expr.is_Number and expr.free_symbols <= params | {h for h, _ in hoisted}:
+                symbol = sm.Dummy(f"hoisted{j}")
+                hoisted.append((symbol, expr))
+                reduced[j] = symbol
+        # and the parameter-only terms of a sum or factors of a product that also depends on the state
+        # (-l^2 in x^2 + y^2 - l^2): one array per run, not one numpy call per stage
+        hoist = _ParameterParts(params | {h for h, _ in hoisted}, hoisted)
+        kept = [(symbol, hoist(expr)) for symbol, expr in kept]
+        reduced = [hoist(expr) for expr in reduced]
+        names = [h for h, _ in hoisted]
+        pre = _array_function([list(p_syms)], names, cse=lambda _: (hoisted, names))
+        main = _array_function([t_sym, list(q_syms), list(qd_syms), list(p_syms), names], reduced,
+                               cse=lambda _: (kept, reduced))
+        return pre, main
 
     def residuals_batch(self, t, q, qd, p) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`residuals` for a batch (``t`` a float or shape (B,)): shapes (B, m_h) and (B, m)."""
@@ -459,20 +644,43 @@ class CompiledModel(ContactForces):
     # -- sizes and parameters ------------------------------------------------
     @property
     def n_holonomic(self) -> int:
-        return self.model.n_holonomic
+        """Number of holonomic constraint rows (the first rows of ``A``)."""
+        return self.facts["n_holonomic"]
 
     @property
     def n_nonholonomic(self) -> int:
-        return self.model.n_nonholonomic
+        """Number of nonholonomic constraint rows (the last rows of ``A``)."""
+        return self.facts["n_nonholonomic"]
 
     @property
     def n_friction(self) -> int:
-        return len(self.model.all_friction)
+        """Number of friction entries (``CoulombFriction`` entries, then one per :class:`~udk_notebooks.contacts.Contact`)."""
+        return self.facts["n_friction"]
 
     @property
     def n_contacts(self) -> int:
         """Number of physical contacts (:class:`~udk_notebooks.contacts.Contact`); their entries are the last modes."""
-        return self.model.n_contacts
+        return self.facts["n_contacts"]
+
+    @property
+    def unilateral(self) -> tuple[bool, ...]:
+        """Per contact: True when it may open (a gap that can grow), False for a bilateral one."""
+        return tuple(self.facts["unilateral"])
+
+    @property
+    def contact_names(self) -> tuple[str, ...]:
+        """Per contact, its name (as in messages)."""
+        return tuple(self.facts["contact_names"])
+
+    @property
+    def contact_rows(self) -> tuple[int, ...]:
+        """Per contact, its gap row in ``phi`` and ``A``."""
+        return tuple(self.facts["contact_rows"])
+
+    @property
+    def friction_normals(self) -> tuple[tuple[int, ...] | None, ...]:
+        """Per friction entry, the constraint rows whose force is its normal force; None for ``N = |F^L|``."""
+        return tuple(None if rows is None else tuple(rows) for rows in self.facts["friction_normals"])
 
     def parameters(self, params: dict | None = None, **overrides) -> np.ndarray:
         """The parameter vector ``p``: defaults, overridden by name.
@@ -654,11 +862,10 @@ class CompiledModel(ContactForces):
         symbolic_C = C if self.has_nonideal else None
         ratios = np.full(len(modes), np.nan)
         data = np.asarray(self.friction_data(t, q, qd, p), dtype=float).reshape(len(modes), -1)
-        model = self.model
-        normal_rows = list(model.friction_normals)
+        normal_rows = list(self.friction_normals)
         if self.n_contacts:  # open contacts leave A; the rows of the others move up
             first = len(modes) - self.n_contacts
-            gone = sorted(model.contact_rows[i - first] for i in range(first, len(modes)) if modes[i] == OPEN)
+            gone = sorted(self.contact_rows[i - first] for i in range(first, len(modes)) if modes[i] == OPEN)
             if gone:
                 A, b, unit = np.delete(A, gone, axis=0), np.delete(b, gone), np.delete(unit, gone)
                 normal_rows = [None if rows is None or rows[0] in gone else
@@ -915,8 +1122,8 @@ class CompiledModel(ContactForces):
         There ``CoulombFriction(normal=None)``'s ``N = |F^L|`` is the normal
         force at every state; elsewhere it is checked state by state.
         """
-        cache = self._symbolic
-        if "reaction_free" not in cache:
+        facts = self.facts
+        if facts.get("reaction_free") is None:
             model = self.model
             found = []
             for contact, rows in zip(model.all_friction, model.friction_normals):
@@ -929,8 +1136,10 @@ class CompiledModel(ContactForces):
                     found.append(all(_identically_zero(e, self) for e in gain))
                 except (ValueError, ZeroDivisionError, NotImplementedError, TypeError):
                     found.append(False)
-            cache["reaction_free"] = tuple(found)
-        return cache["reaction_free"]
+            facts["reaction_free"] = found
+            if self.store is not None:  # kept on disk with the code (a proof costs a sympy simplification)
+                self.store.keep_fact("reaction_free", found)
+        return tuple(facts["reaction_free"])
 
     def friction_modes(self, t, q, qd, p) -> tuple[int, ...]:
         """Modes from the state: sliding where ``|s|`` is not zero, else stick if static friction can hold."""
@@ -958,7 +1167,7 @@ class CompiledModel(ContactForces):
         for _ in range(self.n_contacts):
             _, _, normals = self.solve_contacts(t, q, qd, p, modes)
             pulling = [(N, j) for j, N in enumerate(normals)
-                       if self.model.contacts[j].unilateral and modes[first + j] != OPEN and N < 0]
+                       if self.unilateral[j] and modes[first + j] != OPEN and N < 0]
             if not pulling:
                 break
             new = list(modes)
@@ -1053,11 +1262,11 @@ class CompiledModel(ContactForces):
                 else:
                     ok &= bool(mode * (data[i, 4:] @ motion.qdd + data[i, 1]) >= -tol)
             pressing = [normals[j] for j in range(self.n_contacts)
-                        if new[first + j] != OPEN and self.model.contacts[j].unilateral and np.isfinite(normals[j])]
+                        if new[first + j] != OPEN and self.unilateral[j] and np.isfinite(normals[j])]
             ok &= all(N >= -tol for N in pressing)
             if ok:
                 return tuple(new)
-        names = ", ".join(repr(self.model.contact_names[i - first]) for i in resting)
+        names = ", ".join(repr(self.contact_names[i - first]) for i in resting)
         raise ValueError(
             f"contacts {names} at t = {t:g}: no stick/slip modes are consistent with Coulomb's law here (each "
             "was tried: sticking ones held within mu_s N, sliding ones sliding their way, N >= 0). "
@@ -1104,7 +1313,7 @@ class CompiledModel(ContactForces):
             Accelerations and the impressed, ideal and nonideal forces. Friction
             contacts at rest are held when static friction can hold them.
         """
-        if self.kernel is not None and stabilization is None and not params and not self.model.all_friction:
+        if self.kernel is not None and stabilization is None and not params and not self.n_friction:
             motion = self._kernel_motion(t, q, qd)
             if motion is not None:
                 return motion

@@ -39,8 +39,10 @@ OPEN = 2
 class ContactForces:
     """Contact-force methods of :class:`~udk_notebooks.compiled.CompiledModel` (see the module docstring).
 
-    They read the compiled model's ``n``, ``model``, ``n_contacts``,
-    ``reaction_free`` and its symbolic cache; they are not used on their own.
+    They read the compiled model's ``n``, ``facts`` (and the properties over
+    them: ``n_contacts``, ``unilateral``, ``contact_names``, ``contact_rows``,
+    ``friction_normals``), ``reaction_free`` and its symbolic cache; they are
+    not used on their own.
     """
 
     def _check_reaction_free(self, i, unit, reaction, t) -> None:
@@ -74,14 +76,7 @@ class ContactForces:
         ``(0, 1, -(L/2) cos(theta))``) makes it a generalized force that mixes
         newtons with newton-metres.
         """
-        cache = self._symbolic
-        if "translational_normals" not in cache:
-            model = self.model
-            q = set(model.q)
-            bad = [(i, rows) for i, rows in enumerate(model.friction_normals[: len(model.friction)])
-                   if rows is not None and any(model.A[r, j].has(*q) for r in rows for j in range(self.n))]
-            cache["translational_normals"] = bad
-        bad = cache["translational_normals"]
+        bad = self.facts["translational_normals"]  # found when the model was compiled (compiled._model_facts)
         if bad:
             i, rows = bad[0]
             raise ValueError(
@@ -130,7 +125,7 @@ class ContactForces:
                 return self._held_indeterminate(A / unit[:, None], columns[:, 0], base, data, modes, normal_rows,
                                                 m_now, ratios)
         rows = [normal_rows[i][0] for i in rough]
-        bilateral = [not self.model.contacts[i - first].unilateral for i in rough]
+        bilateral = [not self.unilateral[i - first] for i in rough]
         N = self._sliding_normals(lam[rows, 0], lam[rows, 1:], bilateral, [i - first for i in rough], where)
         weights = np.where(bilateral, np.abs(N), N) if rough else np.zeros(0)
         total = base
@@ -177,7 +172,7 @@ class ContactForces:
                 upper.append(row)
         bounds = [(None, None)] * rows + [(None, scale)]
         for i in range(first, len(modes)):
-            if modes[i] != OPEN and self.model.contacts[i - first].unilateral:
+            if modes[i] != OPEN and self.unilateral[i - first]:
                 bounds[normal_rows[i][0]] = (0.0, None)
         objective = np.zeros(rows + 1)
         objective[-1] = -1.0
@@ -201,7 +196,7 @@ class ContactForces:
         k = len(a)
         if k == 0:
             return np.zeros(0)
-        names = [self.model.contact_names[c] for c in contacts]
+        names = [self.contact_names[c] for c in contacts]
         bil = [j for j in range(k) if bilateral[j]]
         uni = [j for j in range(k) if not bilateral[j]]
         scale = max(1.0, float(np.abs(a).max()))
@@ -413,20 +408,19 @@ class ContactForces:
     def _build_contact_kernel(self, modes):
         from .kernels import ContactKernel, _Pattern
 
-        n, m, model = self.n, self.m, self.model
-        normal_rows = model.friction_normals
-        friction = self._symbolic["friction"]
+        n, m, facts = self.n, self.m, self.facts
+        normal_rows = self.friction_normals
         # the structurally nonzero entries of ds/dq' of each friction entry, and whether its mu is
-        slopes = [[j for j in range(n) if friction[i * (4 + n) + 4 + j] != 0] for i in range(len(modes))]
-        rough = [friction[i * (4 + n) + 2] != 0 for i in range(len(modes))]
+        slopes = [list(columns) for columns in facts["friction_slopes"]]
+        rough = list(facts["friction_rough"])
         stuck = [i for i, mode in enumerate(modes) if mode == 0]
         sliding = [i for i, mode in enumerate(modes) if mode in (1, -1)]
         if self.n_contacts:  # Contact entries alone: at most two sliding with friction, each unilateral (mu |N| of a
             # bilateral one needs the general route's sign search), every mode stick, slide or open
             pushing = [i for i in sliding if rough[i] and slopes[i]]
-            gone = [model.contact_rows[i] for i, mode in enumerate(modes) if mode not in (0, 1, -1)]
-            contacts = (model.contact_rows, rough)
-            if (len(model.friction) or len(pushing) > 2 or any(not model.contacts[i].unilateral for i in pushing)
+            gone = [self.contact_rows[i] for i, mode in enumerate(modes) if mode not in (0, 1, -1)]
+            contacts = (self.contact_rows, rough)
+            if (facts["n_plain_friction"] or len(pushing) > 2 or any(not self.unilateral[i] for i in pushing)
                     or any(mode not in (0, 1, -1, OPEN) for mode in modes)):
                 return None
         else:  # CoulombFriction(normal=rows) entries, at most one sliding
@@ -446,9 +440,11 @@ class ContactForces:
         """:attr:`friction_data` on Python floats, as one flat list (built on first use)."""
         cache = self._symbolic
         if "scalar friction" not in cache:
+            from ._kept_code import kept
             from .compiled import _scalar_function
 
-            cache["scalar friction"] = _scalar_function(cache["args"], cache["friction"])
+            cache["scalar friction"] = kept(cache.get("sources"), "scalar_friction",
+                                            lambda: _scalar_function(cache["args"], cache["friction"]))
         return cache["scalar friction"]
 
     def _diagonal_inverse(self, p) -> list | None:

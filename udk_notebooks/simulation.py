@@ -411,11 +411,11 @@ class _Segment:
                     solved = self.motion_and_normals(t, y)
                 values[i] = 1.0 + HOLD_RTOL - abs(solved[1][i])  # the same margin as CompiledModel.release
         first = k - cm.n_contacts
-        for j, contact in enumerate(cm.model.contacts):
+        for j, unilateral in enumerate(cm.unilateral):
             if self.modes[first + j] == OPEN:
-                gap = float(np.asarray(cm.phi(t, q, self.p), dtype=float)[cm.model.contact_rows[j]])
+                gap = float(np.asarray(cm.phi(t, q, self.p), dtype=float)[cm.contact_rows[j]])
                 values[k + j] = gap + IMPACT_TOL * (1.0 + float(np.abs(q).max(initial=0.0)))
-            elif contact.unilateral:
+            elif unilateral:
                 if solved is None:
                     solved = self.motion_and_normals(t, y)
                 values[k + j] = solved[2][j]
@@ -450,8 +450,8 @@ def _next_modes(cm, t, y, p, modes, fired) -> tuple[int, ...]:
         if modes[first + j] == OPEN:
             q, qd = y[: cm.n], y[cm.n :]
             J = np.asarray(cm.velocity_jacobian(t, q, qd, p), dtype=float)
-            closing = float(J[cm.model.contact_rows[j]] @ qd)
-            raise _Impact(t, y, f"impact at t = {t:.6g}: the point of contact {cm.model.contact_names[j]!r} came "
+            closing = float(J[cm.contact_rows[j]] @ qd)
+            raise _Impact(t, y, f"impact at t = {t:.6g}: the point of contact {cm.contact_names[j]!r} came "
                                 f"back to its surface at {-closing:.3g} m/s; impacts are not modelled, so the run "
                                 "stops here")
         new[first + j] = OPEN
@@ -1213,7 +1213,7 @@ def _motion_block(cm, p, times, q, qd, modes_log, correction, out) -> None:
     else:  # the test of core.cholesky_or_none, with a margin of ten that keeps the borderline samples alone
         mass = state_mass(values[:, :n * n].reshape(N, n, n), 10 * RANK_RTOL, relative_to="own")
     friction = cm.friction_batch(times, q, qd, p).transpose(1, 2, 0) if cm.n_friction else None
-    own_normal = any(rows is not None for rows in cm.model.friction_normals)
+    own_normal = any(rows is not None for rows in cm.friction_normals)
     index = np.arange(N)
     alone = list(index[~finite])  # samples for the one-by-one route
     rows_Q, rows_A, rows_b, rows_C = Q.T, A.transpose(1, 2, 0), b.T, C.T  # the stacked solver's layout
@@ -1263,11 +1263,11 @@ def _groups(cm, modes_log, usable) -> list:
 
 def _entry_names(cm) -> list[str]:
     first = cm.n_friction - cm.n_contacts
-    return [f"friction {i}" for i in range(first)] + list(cm.model.contact_names)
+    return [f"friction {i}" for i in range(first)] + list(cm.contact_names)
 
 
 def _impact_name(cm, reason: str) -> str:
-    return next((name for name in cm.model.contact_names if repr(name) in reason), "")
+    return next((name for name in cm.contact_names if repr(name) in reason), "")
 
 
 def _events(cm, times, modes_log) -> tuple:
@@ -1312,7 +1312,7 @@ def _hide_open_gaps(cm, phi, vel, modes_log) -> None:
         return
     modes = np.array(modes_log, dtype=int).reshape(len(modes_log), cm.n_friction)
     first = cm.n_friction - cm.n_contacts
-    for j, row in enumerate(cm.model.contact_rows):
+    for j, row in enumerate(cm.contact_rows):
         is_open = modes[:, first + j] == OPEN
         phi[is_open, row] = 0.0
         vel[is_open, row] = 0.0
@@ -1353,7 +1353,7 @@ def _sample(cm, p, times, states, modes_log, stop, method, stab, limit) -> Traje
         events += (ContactEvent(float(stop_time), _impact_name(cm, reason), "impact"),)
     return Trajectory(
         t=np.asarray(times)[cut], q=states[cut, :n], qd=states[cut, n:], **{k: v[cut] for k, v in out.items()},
-        normal_force=normal[cut], events=events, contact_names=cm.model.contact_names,
+        normal_force=normal[cut], events=events, contact_names=cm.contact_names,
         position_residual=phi[cut], velocity_residual=vel[cut], energy=energy[cut],
         power={k: v[cut] for k, v in power.items()},
         modes=(np.array(modes_log, dtype=int) if cm.n_friction else np.zeros(0, dtype=int)).reshape(N, cm.n_friction)[cut],

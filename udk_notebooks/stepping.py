@@ -9,6 +9,7 @@ and a sweep member follow the same rules.
 
 from __future__ import annotations
 
+import sys
 from typing import Callable
 
 import numpy as np
@@ -16,7 +17,6 @@ import numpy as np
 from ._checks import finite_float
 from .compiled import CompiledModel
 from .errors import ConstraintViolationError
-from .model import Model
 
 __all__ = ["ADAPTIVE_METHODS", "DIVERGENCE_FACTOR", "FIXED_STEP_METHODS", "MEMORY_LIMIT", "check_constraint_tol",
            "check_initial", "compiled_model", "euler_step", "rk4_step", "runaway", "stick_velocity"]
@@ -42,10 +42,11 @@ MEMORY_LIMIT = 2**30
 
 def compiled_model(model) -> CompiledModel:
     """The compiled model of a Model (compiled once, cached) or a CompiledModel; a TypeError names anything else."""
-    if isinstance(model, Model):
-        return model.compile()
     if isinstance(model, CompiledModel):
         return model
+    symbolic = sys.modules.get("udk_notebooks.model")  # not imported: then no Model exists (and sympy stays out)
+    if symbolic is not None and isinstance(model, symbolic.Model):
+        return model.compile()
     raise TypeError(f"`model` must be a Model or a CompiledModel; got {type(model).__name__}")
 
 

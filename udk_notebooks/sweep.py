@@ -293,7 +293,7 @@ def sweep(
         method in FIXED_STEP_METHODS
         and set(simulate_options) <= {"constraint_tol", "max_switches", "t_eval"}  # any other option: one by one
         and all(s is None or isinstance(s, Baumgarte) for s in stabs)
-        and all(rows is None for rows in cm.model.friction_normals)
+        and all(rows is None for rows in cm.friction_normals)
         and all(cm.reaction_free)  # N = |F^L| is the normal force only where A M^-1 C = 0 (else simulate refuses)
     )
     if "constraint_tol" in simulate_options:  # refused for the whole sweep, with simulate's message

@@ -74,6 +74,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.spines import Spine
 from matplotlib.transforms import Bbox, IdentityTransform
 
+from .._kept_code import write_changed
 from .._comm_thread import serve_comms_on_main_thread
 from .text_stamps import TextStamps
 from .views import fit_aspect_views, fit_view, slider_step
@@ -865,6 +866,9 @@ class Explorer:
         self._result = result
         self._error = ""
         self.error_area.value = ""
+        # code the compiled models generated on demand for this update (the sampled forces, a proof), kept
+        # on disk: the next kernel reads it instead of importing sympy to generate it again (issue 23)
+        write_changed()
         return True
 
     def _update_frame(self) -> None:

@@ -35,6 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._kept_code import compile_kept
 from ..examples import carriage_pendulum
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
@@ -55,7 +56,7 @@ VOUCH_SHARE = 1e-2
 @lru_cache(maxsize=1)
 def compiled_model():
     """The Cartesian carriage-pendulum model, compiled once per session."""
-    return carriage_pendulum.model().compile()
+    return compile_kept("carriage_pendulum.model", carriage_pendulum.model)
 
 
 def _angle(run: SystemRun):

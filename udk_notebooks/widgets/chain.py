@@ -29,20 +29,20 @@ from __future__ import annotations
 
 import os
 import time
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._kept_code import CACHE_ENV, cache_directory, compile_kept, source_key, write_changed
 from ..examples import chain
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
 from .system import Panel, SystemExplorer, SystemRun, time_curve
 
 if TYPE_CHECKING:
-    from .._kept_code import CodeStore
     from ..compiled import CompiledModel
     from ..model import Model
 
@@ -51,15 +51,8 @@ __all__ = ["ChainExplorer"]
 MAX_LINKS = 32
 
 
-CACHE_ENV = "UDK_NOTEBOOKS_CACHE"
-"""Environment variable naming the cache directory; set to an empty string to keep nothing on disk."""
-
-
 ADAPTIVE_TOLERANCES = {"rtol": 1e-9, "atol": 1e-11}
 """Tolerances of the explorer's adaptive (DOP853) runs; :func:`warm_cache` runs with the same."""
-
-CODE_FORMAT = 1
-"""Version of the layout of a kept code file (:func:`compiled_model`); another layout is generated again."""
 
 
 @lru_cache(maxsize=MAX_LINKS)
@@ -69,134 +62,24 @@ def compiled_model(N: int) -> CompiledModel:
     Compiling lambdifies the derived model (about 0.2 s at 12 links, 0.5 s at
     28 under load, and as much again for the sampled forces of the first run):
     the bulk of a jump to a number of links not seen in this session. The
-    generated source of each function is kept beside the derivation
-    (``chain-N-KEY.code.json``, :mod:`udk_notebooks._kept_code`) and loaded by
-    later sessions on this machine without sympy's code generation. The key
-    is :func:`source_key` with numpy's version; a file of another key is never
-    read (and is dropped), and one whose content does not match its digest,
-    its key or ``N`` (truncated, edited, copied) is ignored and written again.
-    Functions built on demand during a run (the batch entries of the forces)
-    are added by :func:`keep_code`. A folder that cannot be written is skipped.
+    generated code and the model's facts are kept in the store ``chain-N``
+    (:func:`udk_notebooks._kept_code.compile_kept`), and later sessions on
+    this machine build the compiled model from it without sympy; the
+    derivation (:func:`derived_chain`) is read only if something not kept is
+    needed. Functions built on demand during a run (the batch entries of the
+    forces) are added by the explorer after each run.
 
     ``N`` (1 to :data:`MAX_LINKS`) is checked as by :func:`derived_chain`; returns a
     :class:`~udk_notebooks.compiled.CompiledModel`.
     """
-    from ..compiled import CompiledModel
-
-    model = derived_chain(N)  # checks N
-    store = _read_code(int(N))
-    compiled = CompiledModel.from_model(model, sources=store)
-    keep_code(int(N), compiled)
-    return compiled
+    N = _check_links(N)
+    return compile_kept(f"chain-{N}", partial(derived_chain, N))
 
 
-def code_key() -> str:
-    """The key of kept code: :func:`source_key` (package, sympy, Python) and numpy's version."""
-    import hashlib
-
-    return hashlib.sha256(f"{source_key()} numpy {np.__version__}".encode()).hexdigest()[:20]
-
-
-def _code_path(folder: Path, N: int) -> Path:
-    return folder / f"chain-{N}-{code_key()}.code.json"
-
-
-def _digest(functions: dict) -> str:
-    import hashlib
-    import json
-
-    return hashlib.sha256(json.dumps(functions, sort_keys=True).encode()).hexdigest()
-
-
-def _read_code(N: int) -> CodeStore | None:
-    """The kept code of the N-link chain (an empty store when there is none or it is not sound); None: no cache."""
-    import json
-
-    from .._kept_code import CodeStore
-
-    folder = cache_directory()
-    if folder is None:
-        return None
-    try:
-        with open(_code_path(folder, N), encoding="utf-8") as handle:
-            kept = json.load(handle)
-        functions = kept["functions"]
-        sound = (kept["format"] == CODE_FORMAT and kept["key"] == code_key() and kept["N"] == N
-                 and isinstance(functions, dict) and kept["digest"] == _digest(functions))
-    except Exception:  # missing, truncated, not JSON, not our layout: generate afresh
-        return CodeStore()
-    if not sound:
-        store = CodeStore()
-        store.changed = True  # rewrite the file even if nothing new is generated
-        return store
-    return CodeStore(functions)
-
-
-def keep_code(N: int, compiled: CompiledModel) -> None:
-    """Write the chain's kept code when functions were generated (or replaced) since it was read or last written.
-
-    Written whole to a temporary file, then renamed into place; kept code of
-    other keys is dropped. A folder that cannot be written is skipped.
-    """
-    import json
-    import tempfile
-
-    store = compiled._symbolic.get("sources")
-    folder = cache_directory()
-    if store is None or not store.changed or folder is None:
-        return
-    key = code_key()
-    kept = {"format": CODE_FORMAT, "key": key, "N": int(N), "functions": store.entries,
-            "digest": _digest(store.entries)}
-    partial = None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".chain-", suffix=".json", delete=False,
-                                         encoding="utf-8") as handle:
-            partial = handle.name
-            json.dump(kept, handle)
-        os.replace(partial, _code_path(folder, int(N)))
-        partial = None
-        store.changed = False
-        for old in folder.glob("chain-*-*.code.json"):
-            if not old.name.endswith(f"-{key}.code.json"):
-                old.unlink(missing_ok=True)
-    except (OSError, TypeError, ValueError):  # read-only or full disk: this session's compiled model still serves
-        pass
-    finally:
-        if partial is not None:
-            Path(partial).unlink(missing_ok=True)
-
-
-def cache_directory() -> Path | None:
-    """Where derived chains are kept: ``$UDK_NOTEBOOKS_CACHE``, else the user's cache folder; None when disabled."""
-    chosen = os.environ.get(CACHE_ENV)
-    if chosen is not None:
-        return Path(chosen) if chosen.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "udk-notebooks"
-
-
-@lru_cache(maxsize=1)
-def source_key() -> str:
-    """A digest of everything a derived chain depends on: the package's engine and example sources, sympy, Python.
-
-    Any edit to ``udk_notebooks/*.py`` or ``udk_notebooks/examples/*.py`` (the
-    symbolic layer and the chain itself), or another sympy or Python, gives
-    another key, so a kept derivation is never read by code that would derive
-    it differently.
-    """
-    import hashlib
-    import platform
-
-    import sympy
-
-    digest = hashlib.sha256(f"{sympy.__version__} {platform.python_version()}".encode())
-    package = Path(chain.__file__).resolve().parent.parent
-    for path in sorted([*package.glob("*.py"), *package.glob("examples/*.py")]):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:20]
+def _check_links(N) -> int:
+    if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or not 1 <= N <= MAX_LINKS:
+        raise ValueError(f"`N` must be a whole number of links from 1 to {MAX_LINKS}; got {N!r}")
+    return int(N)
 
 
 def derived_chain(N: int) -> Model:
@@ -220,16 +103,15 @@ def derived_chain(N: int) -> Model:
     -------
     Model
     """
-    if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or not 1 <= N <= MAX_LINKS:
-        raise ValueError(f"`N` must be a whole number of links from 1 to {MAX_LINKS}; got {N!r}")
+    N = _check_links(N)
     folder = cache_directory()
     if folder is None:
-        return chain.n_link_chain(int(N))
+        return chain.n_link_chain(N)
     key = source_key()
-    path = folder / f"chain-{int(N)}-{key}.pickle"
-    model = _read(path, int(N))
+    path = folder / f"chain-{N}-{key}.pickle"
+    model = _read(path, N)
     if model is None:
-        model = chain.n_link_chain(int(N))
+        model = chain.n_link_chain(N)
         _write(folder, path, model, key)
     return model
 
@@ -255,14 +137,14 @@ def _write(folder: Path, path: Path, model: Model, key: str) -> None:
     import pickle
     import tempfile
 
-    partial = None  # a temporary file not yet renamed into place
+    unfinished = None  # a temporary file not yet renamed into place
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".chain-", delete=False) as handle:
-            partial = handle.name
+            unfinished = handle.name
             pickle.dump(model, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(partial, path)  # readers see no file or the whole file, never a part
-        partial = None
+        os.replace(unfinished, path)  # readers see no file or the whole file, never a part
+        unfinished = None
         for old in folder.glob("chain-*-*.pickle"):
             if not old.name.endswith(f"-{key}.pickle"):
                 old.unlink(missing_ok=True)
@@ -270,8 +152,8 @@ def _write(folder: Path, path: Path, model: Model, key: str) -> None:
         # object that does not pickle: the session's own cache still serves
         pass
     finally:
-        if partial is not None:
-            Path(partial).unlink(missing_ok=True)
+        if unfinished is not None:
+            Path(unfinished).unlink(missing_ok=True)
 
 
 def warm_cache(links=None) -> list[int]:
@@ -303,7 +185,7 @@ def warm_cache(links=None) -> list[int]:
         times = np.linspace(0.0, 0.05, 3)
         simulate(cm, (0.0, 0.05), q0, qd0, method="rk4", step=0.01, t_eval=times)
         simulate(cm, (0.0, 0.05), q0, qd0, method="DOP853", t_eval=times, **ADAPTIVE_TOLERANCES)
-        keep_code(N, cm)
+        write_changed()
         done.append(int(N))
     return done
 
@@ -417,7 +299,6 @@ class ChainExplorer(SystemExplorer):
         else:
             traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params,
                             t_eval=output_times(horizon, step, self.frames))
-        keep_code(N, cm)  # functions the first run of this N built on demand (the sampled forces)
         cost = evaluation_cost(cm, q0, qd0, cm.parameters(params))
         return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates: {cost * 1e6:.0f} us per evaluation",
                          model=cm)

@@ -41,10 +41,11 @@ accelerations because ``[M; A]`` has full column rank (encyclopedia article).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
+from .._kept_code import compile_kept
 from ..examples import double_pendulum
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
@@ -65,7 +66,8 @@ RTOL, ATOL = 1e-9, 1e-9  # the energy panel's title says "tol 1e-9" (a test hold
 @lru_cache(maxsize=4)
 def compiled_models(bodies: str):
     """The minimal and the Cartesian model of these bodies, compiled once per session."""
-    return (double_pendulum.minimal_model(bodies).compile(), double_pendulum.cartesian_model(bodies).compile())
+    return (compile_kept(f"double_pendulum.minimal_model-{bodies}", partial(double_pendulum.minimal_model, bodies)),
+            compile_kept(f"double_pendulum.cartesian_model-{bodies}", partial(double_pendulum.cartesian_model, bodies)))
 
 
 def _reactions(run: SystemRun):

@@ -36,6 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._kept_code import compile_kept
 from ..compiled import CompiledModel
 from ..examples import friction_cart_pendulum
 from ..plotting import OKABE_ITO
@@ -52,7 +53,7 @@ STICKS = Shade("block sticks", lambda run: run.trajectory.modes[:, 0] == 0)
 @lru_cache(maxsize=1)
 def compiled_model() -> CompiledModel:
     """The Cartesian block-and-pendulum model, compiled once per session (parameters are passed per call)."""
-    return friction_cart_pendulum.model().compile()
+    return compile_kept("friction_cart_pendulum.model", friction_cart_pendulum.model)
 
 
 def _normal(run: SystemRun) -> np.ndarray:

@@ -23,6 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._kept_code import compile_kept
 from ..examples import growing_circle
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
@@ -40,7 +41,7 @@ R0_MIN = 0.1
 @lru_cache(maxsize=1)
 def compiled_model():
     """The growing-circle model, compiled once per session."""
-    return growing_circle.model().compile()
+    return compile_kept("growing_circle.model", growing_circle.model)
 
 
 class GrowingCircleExplorer(SystemExplorer):

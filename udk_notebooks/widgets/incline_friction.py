@@ -32,6 +32,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from .._kept_code import compile_kept
 from ..compiled import CompiledModel
 from ..examples import incline_friction
 from ..simulation import Trajectory, simulate
@@ -51,7 +52,7 @@ REGIMES = {1: "sliding up", 0: "stuck", -1: "sliding down"}
 @lru_cache(maxsize=1)
 def compiled_model() -> CompiledModel:
     """The rough-incline model, lambdified once per session (parameters are passed per call)."""
-    return incline_friction.model().compile()
+    return compile_kept("incline_friction.model", incline_friction.model)
 
 
 @dataclass(frozen=True, eq=False)

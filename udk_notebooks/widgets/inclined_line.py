@@ -32,6 +32,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from .._kept_code import compile_kept
 from .._checks import finite_float
 from ..compiled import CompiledModel
 from ..core import virtual_displacements
@@ -52,7 +53,7 @@ DEFAULT_SLOPE = 2.0  # c = (1, 2) lies along the line x2 = 2 x1: the whole of c 
 @lru_cache(maxsize=1)
 def compiled_model() -> CompiledModel:
     """The inclined-line model, lambdified once per session (parameters are passed per call)."""
-    return inclined_line.model().compile()
+    return compile_kept("inclined_line.model", inclined_line.model)
 
 
 @dataclass(frozen=True, eq=False)

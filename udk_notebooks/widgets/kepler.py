@@ -25,6 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._kept_code import compile_kept
 from ..examples import kepler
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
@@ -39,7 +40,7 @@ UNITS = {"m": "kg", "L": "kg m^2/s", "epsilon": "1 (dimensionless)", "ell": "m"}
 @lru_cache(maxsize=1)
 def compiled_model():
     """The inverse-Kepler model, compiled once per session."""
-    return kepler.model().compile()
+    return compile_kept("kepler.model", kepler.model)
 
 
 def _radius(run: SystemRun) -> np.ndarray:

@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._kept_code import compile_kept
 from ..compiled import OPEN, CompiledModel
 from ..errors import PainleveParadoxError, SimulationError
 from ..examples import ladder
@@ -50,7 +51,7 @@ FREE = Shade("top free of the wall", lambda run: run.trajectory.modes[:, WALL] =
 @lru_cache(maxsize=1)
 def compiled_model() -> CompiledModel:
     """The ladder with its two contacts, compiled once per session (parameters are passed per call)."""
-    return ladder.model().compile()
+    return compile_kept("ladder.model", ladder.model)
 
 
 def _normal(column: int):
@@ -70,7 +71,7 @@ def _until(traj: Trajectory, stop: int, reason: str) -> Trajectory:
                                stop_reason=reason)
 
 
-def _closed_residuals(traj: Trajectory, model) -> Trajectory:
+def _closed_residuals(traj: Trajectory, cm: CompiledModel) -> Trajectory:
     """The run with the gap residual of an open contact set to zero (it is a free point's gap, not drift).
 
     ``Trajectory.position_residual`` keeps a column for each contact's gap row
@@ -78,8 +79,8 @@ def _closed_residuals(traj: Trajectory, model) -> Trajectory:
     a constraint violation; the drift check reads the closed rows only.
     """
     position, velocity = traj.position_residual.copy(), traj.velocity_residual.copy()
-    first = len(model.friction)
-    for j, row in enumerate(model.contact_rows):
+    first = cm.n_friction - cm.n_contacts  # the contacts' modes follow the CoulombFriction entries'
+    for j, row in enumerate(cm.contact_rows):
         open_ = traj.modes[:, first + j] == OPEN
         position[open_, row] = 0.0
         if velocity.shape[1] > row:
@@ -186,7 +187,7 @@ class LadderExplorer(SystemExplorer):
             if isinstance(exc.__cause__, PainleveParadoxError):
                 raise exc.__cause__ from None  # the paradox's own message, in place
             raise
-        traj = _closed_residuals(traj, compiled_model().model)
+        traj = _closed_residuals(traj, compiled_model())
         warning = ""
         hit = _floor_impact(traj, L)
         if hit is not None:

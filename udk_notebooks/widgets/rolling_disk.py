@@ -25,6 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._kept_code import compile_kept
 from ..compiled import CompiledModel
 from ..examples import rolling_disk
 from ..plotting import METHOD_COLORS
@@ -39,7 +40,7 @@ __all__ = ["RollingDiskExplorer"]
 @lru_cache(maxsize=1)
 def compiled_model() -> CompiledModel:
     """The rolling-disk model, compiled once per session."""
-    return rolling_disk.model().compile()
+    return compile_kept("rolling_disk.model", rolling_disk.model)
 
 
 def _method_color(run: SystemRun) -> str:

@@ -47,6 +47,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._kept_code import compile_kept
 from ..examples import singular_mass
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
@@ -69,7 +70,7 @@ AGREEMENT = 1e-4
 @lru_cache(maxsize=1)
 def compiled_model():
     """The trammel model, compiled once per session (slider masses are parameters)."""
-    return singular_mass.model().compile()
+    return compile_kept("singular_mass.model", singular_mass.model)
 
 
 def lagrange_angles(rate, theta0: float, times: np.ndarray) -> np.ndarray:

@@ -50,6 +50,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from .._kept_code import compile_kept
 from ..compiled import CompiledModel
 from ..drawing import animate
 from ..errors import UnstableGainError
@@ -71,7 +72,7 @@ BOB_VIEW = 2.0  # the bob panel shows at most this many rod lengths from the pin
 @lru_cache(maxsize=1)
 def compiled_model() -> CompiledModel:
     """The Cartesian pendulum, lambdified once per session."""
-    return chain.cartesian_pendulum().compile()
+    return compile_kept("chain.cartesian_pendulum", chain.cartesian_pendulum)
 
 
 @dataclass(frozen=True, eq=False)
