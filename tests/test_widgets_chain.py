@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+from udk_notebooks import _kept_code as kept_code
 from udk_notebooks.examples import chain
 from udk_notebooks.simulation import simulate
 from udk_notebooks.widgets import EXPLORERS
@@ -224,13 +225,14 @@ def test_kept_code_is_loaded_and_gives_bitwise_the_numbers_of_fresh_code(code_ca
     folder, derived, generated = code_cache
     first = _new_session_model(3)
     first.matrices_batch(0.0, np.zeros((1, 6)), np.zeros((1, 6)), first.defaults)  # built on demand...
-    widget.keep_code(3, first)  # ...and kept, as a run of the explorer keeps it
+    kept_code.write_changed()  # ...and kept, as the explorer keeps it after each update
     kept = json.loads(_code_file(folder, 3).read_text())["functions"]
     assert {"matrices", "phi", "velocity", "energy", "powers", "mass", "batch_entries"} <= set(kept)
     assert generated and derived == [3]
     generated.clear()
     loaded = _new_session_model(3)
     assert loaded is not first and generated == [] and derived == [3]  # read back: nothing derived or generated
+    assert loaded._model is None  # built from the kept code and facts alone: not even the pickled derivation read
     assert loaded.matrices.on_floats  # the scalar entries still join the fused solver (udk_notebooks._fused)
     fresh = chain.n_link_chain(3).compile()  # compiled here, from its own derivation, no cache
     for a, b, c in zip(_outputs(loaded, 3), _outputs(fresh, 3), _outputs(first, 3)):
@@ -250,7 +252,7 @@ def test_kept_code_of_another_key_is_never_read_and_is_dropped(code_cache, monke
     folder, derived, generated = code_cache
     _new_session_model(2)
     old = _code_file(folder, 2)
-    monkeypatch.setattr(widget, "code_key", lambda: "0123456789abcdef0123")  # another numpy, say
+    monkeypatch.setattr(kept_code, "code_key", lambda: "0123456789abcdef0123")  # another numpy, say
     generated.clear()
     _new_session_model(2)
     assert generated  # generated again, not read
@@ -283,7 +285,7 @@ def test_corrupt_kept_code_is_generated_again_and_rewritten(code_cache, damage):
             record["globals"]["os"] = ["os", None]
         else:
             kept["functions"]["energy"] = ["not", "a", "record"]
-        kept["digest"] = widget._digest(kept["functions"])
+        kept["digest"] = kept_code._digest({"functions": kept["functions"], "facts": kept["facts"]})
         path.write_text(json.dumps(kept))
     generated.clear()
     cm = _new_session_model(2)
@@ -292,7 +294,7 @@ def test_corrupt_kept_code_is_generated_again_and_rewritten(code_cache, damage):
     for a, b in zip(_outputs(cm, 2), _outputs(fresh, 2)):
         np.testing.assert_array_equal(a, b)
     rewritten = json.loads(path.read_text())  # whole and sound again
-    assert rewritten["digest"] == widget._digest(rewritten["functions"])
+    assert rewritten["digest"] == kept_code._digest({"functions": rewritten["functions"], "facts": rewritten["facts"]})
     assert rewritten["functions"]["energy"]["globals"].get("os") is None
     generated.clear()
     _new_session_model(2)

@@ -16,20 +16,23 @@ __all__ = ["LazyModule"]
 class LazyModule:
     """Stands for the module ``name``: reading an attribute imports the module (once) and returns its attribute.
 
-    Each attribute read is then kept on the stand-in, so that later reads cost
-    what a module attribute does. ``importlib.import_module`` takes the import
-    lock: two threads reading at once get the same module.
+    Each read goes to the module itself, as a plain ``import sympy as sm``
+    would (so that a test patching ``sympy.lambdify`` patches it here too);
+    after the first, a read costs one function call more. ``importlib``
+    takes the import lock: two threads reading at once get the same module.
     """
 
     def __init__(self, name: str):
         self._name = name
+        self._module = None
 
     def __getattr__(self, attribute: str):
         if attribute.startswith("__"):  # copy, pickle and inspect probe these: never an import for them
             raise AttributeError(attribute)
-        value = getattr(importlib.import_module(self._name), attribute)
-        setattr(self, attribute, value)
-        return value
+        module = self._module
+        if module is None:
+            module = self._module = importlib.import_module(self._name)
+        return getattr(module, attribute)
 
     def __repr__(self) -> str:
         return f"<module {self._name!r}, imported on first use>"
