@@ -42,6 +42,8 @@ test: venv
 
 # Students work in a copy of the lessons outside version control (autosave never touches lessons/):
 # lessons missing from it are copied in, lessons already there are kept as they are.
+# udk_notebooks.widgets.warm opens each explorer once per version of the package (about 20 s the first time),
+# so that every kernel after it reads the explorers' compiled code from disk without importing sympy.
 # udk_notebooks.lab opens the browser where there is a desktop (LAB_BROWSER=no|yes to force), ends with one
 # line holding the URL, reuses a server that already serves $(WORKDIR), and stops the server on Ctrl-C.
 lab: venv
@@ -49,6 +51,7 @@ lab: venv
 	@mkdir -p $(WORKDIR) $(VENV)/share/jupyter/lab/settings
 	@for f in lessons/*.ipynb; do [ -e "$(WORKDIR)/$${f##*/}" ] || cp "$$f" $(WORKDIR)/; done
 	@cp jupyter-settings/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@$(VPY) -m udk_notebooks.widgets.warm
 	@$(VPY) -m udk_notebooks.lab --root $(WORKDIR) --start $(START) --ip $(LAB_IP) --port $(LAB_PORT) \
 		--browser $(LAB_BROWSER) --log $(VENV)/jupyterlab.log
 
