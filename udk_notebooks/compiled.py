@@ -303,7 +303,7 @@ def _model_facts(model: Model, parts: dict) -> dict:
         # CoulombFriction(normal=rows) entries whose rows change with the configuration (see
         # ContactForces._check_translational_normals)
         "translational_normals": [[i, rows] for i, rows in enumerate(normals[:n_plain])
-                                  if rows is not None and any(A[r, j].has(*q) for r in rows for j in range(n))],
+                                  if rows is not None and any(model.A[r, j].has(*q) for r in rows for j in range(n))],
     }
 
 
