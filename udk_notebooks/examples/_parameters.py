@@ -41,7 +41,8 @@ class Parameter:
     default: float
     description: str
     bounds: tuple[float, float]
-    assumptions: Mapping[str, bool] = field(default_factory=lambda: {"real": True}, hash=False)  # a mapping does not hash; the name does
+    # not hashed: a mapping has no hash, and the name already tells two parameters of one table apart
+    assumptions: Mapping[str, bool] = field(default_factory=lambda: {"real": True}, hash=False)
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():

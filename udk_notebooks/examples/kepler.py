@@ -125,7 +125,9 @@ PARAMETERS = {
     "epsilon": Parameter(
         "epsilon", 0.5, "eccentricity: < 1 ellipse, 1 parabola, > 1 hyperbola (the article's epsilon)", (0.0, 3.0)
     ),
-    "ell": Parameter("ell", 1.0, "semi-latus rectum, the orbit's radius at theta = pi/2 (the article's ell)", (0.2, 3.0)),
+    "ell": Parameter(
+        "ell", 1.0, "semi-latus rectum, the orbit's radius at theta = pi/2 (the article's ell)", (0.2, 3.0)
+    ),
 }
 
 ECCENTRICITIES = {"circle": 0.0, "ellipse": 0.5, "parabola": 1.0, "hyperbola": 2.0}
