@@ -18,7 +18,7 @@ from .._checks import finite_float
 if TYPE_CHECKING:
     import sympy
 
-__all__ = ["Parameter", "defaults", "values"]
+__all__ = ["Parameter", "defaults", "symbols", "values"]
 
 @dataclass(frozen=True)
 class Parameter:
@@ -91,6 +91,11 @@ def values(table: Mapping[str, Parameter], overrides: Mapping[str, float]) -> di
         In the table's order.
     """
     return _checked(table, overrides)
+
+
+def symbols(table: Mapping[str, Parameter]) -> tuple[sympy.Symbol, ...]:
+    """The table's symbols in its order (for a model builder to unpack); imports sympy."""
+    return tuple(row.symbol for row in table.values())
 
 
 def defaults(table: Mapping[str, Parameter], overrides: Mapping[str, float]) -> dict:

@@ -69,13 +69,12 @@ solution (kinetic energy, mass matrix, equations of motion).
 from __future__ import annotations
 
 import math
-from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._lazy import LazyModule
-from ._parameters import Parameter, defaults, values
+from ._parameters import Parameter, defaults, symbols, values
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -104,12 +103,11 @@ PARAMETERS = {
 }
 
 
-@cache
 def _symbols():
     """The coordinates ``(x_c, x, y, phi)`` and the parameter symbols (in ``PARAMETERS`` order); imports sympy."""
     from .._symbols import time_functions
 
-    return time_functions("x_c x y phi"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("x_c x y phi"), symbols(PARAMETERS)
 
 
 def _force():

@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._lazy import LazyModule
-from ._parameters import Parameter, defaults, values
+from ._parameters import Parameter, defaults, symbols, values
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -105,7 +105,7 @@ def _values(params) -> tuple[float, float, float]:
 
 def _symbols():
     """The parameter symbols ``(m, l, g)``; imports sympy."""
-    return tuple(row.symbol for row in PARAMETERS.values())
+    return symbols(PARAMETERS)
 
 
 # -- one link ------------------------------------------------------------------

@@ -91,13 +91,12 @@ Encyclopedia article "Udwadia-Kalaba equation": singular mass matrices.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._lazy import LazyModule
-from ._parameters import Parameter, defaults, values
+from ._parameters import Parameter, defaults, symbols, values
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -130,7 +129,6 @@ PARAMETERS = {
 }
 
 
-@cache
 def _symbols():
     """The angles ``(theta, phi)``, the centres ``(x1, y1, x2, y2)`` and the parameter symbols; imports sympy.
 
@@ -138,7 +136,7 @@ def _symbols():
     """
     from .._symbols import time_functions
 
-    return time_functions("theta phi"), time_functions("x1 y1 x2 y2"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("theta phi"), time_functions("x1 y1 x2 y2"), symbols(PARAMETERS)
 
 
 def _check_bodies(bodies: str) -> str:

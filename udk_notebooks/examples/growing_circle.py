@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._parameters import Parameter, defaults, values
+from ._parameters import Parameter, defaults, symbols, values
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -95,7 +95,7 @@ def _symbols():
     """The coordinates ``(x, y)`` and the parameter symbols ``(m, g, a, R0)``; imports sympy."""
     from .._symbols import time_functions
 
-    return time_functions("x y"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("x y"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:

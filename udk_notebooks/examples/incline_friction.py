@@ -92,7 +92,7 @@ import numpy as np
 
 from .._lazy import LazyModule
 from ..core import Motion
-from ._parameters import Parameter, values
+from ._parameters import Parameter, symbols, values
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -144,7 +144,7 @@ def _symbols():
     """The coordinates ``(x, y)`` and the parameter symbols ``(m, g, alpha, mu, mu_s)``; imports sympy."""
     from .._symbols import time_functions
 
-    return time_functions("x y"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("x y"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:

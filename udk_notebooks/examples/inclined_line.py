@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core import Motion
-from ._parameters import Parameter, defaults, values
+from ._parameters import Parameter, defaults, symbols, values
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -50,7 +50,7 @@ def _symbols():
     """The coordinates ``(x1, x2)`` and the parameter symbols ``(m, g, k, c1, c2)``; imports sympy."""
     from .._symbols import time_functions
 
-    return time_functions("x1 x2"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("x1 x2"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:

@@ -97,7 +97,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._lazy import LazyModule
-from ._parameters import Parameter, defaults, values
+from ._parameters import Parameter, defaults, symbols, values
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -152,7 +152,7 @@ def _symbols():
     """The coordinates ``(x, y)`` and the parameter symbols ``(m, L, epsilon, ell)``; imports sympy."""
     from .._symbols import time_functions
 
-    return time_functions("x y"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("x y"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:

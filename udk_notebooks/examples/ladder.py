@@ -70,7 +70,7 @@ import numpy as np
 
 from .._checks import finite_float
 from .._lazy import LazyModule
-from ._parameters import Parameter, values
+from ._parameters import Parameter, symbols, values
 from ..errors import PainleveParadoxError as ParadoxError
 
 __all__ = [
@@ -170,7 +170,7 @@ def _symbols():
     """The coordinates ``(x, y, theta)`` and the parameter symbols ``(m, L, g, mu_floor, mu_wall)``; imports sympy."""
     from .._symbols import time_functions
 
-    return time_functions("x y theta"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("x y theta"), symbols(PARAMETERS)
 
 
 def _ends(half):

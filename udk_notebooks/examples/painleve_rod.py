@@ -97,7 +97,7 @@ import numpy as np
 from .._checks import finite_float
 from .._lazy import LazyModule
 from ..errors import PainleveParadoxError
-from ._parameters import Parameter, values
+from ._parameters import Parameter, symbols, values
 
 __all__ = [
     "PARAMETERS",
@@ -155,7 +155,7 @@ def _symbols():
     """The coordinates ``(x, y, theta)`` and the parameter symbols ``(m, L, g, mu)``; imports sympy."""
     from .._symbols import time_functions
 
-    return time_functions("x y theta"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("x y theta"), symbols(PARAMETERS)
 
 
 def model(**overrides: float):

@@ -90,7 +90,7 @@ import numpy as np
 from .._lazy import LazyModule
 from ..simulation import simulate
 from ..stabilization import GainMatrix, stability
-from ._parameters import Parameter, defaults, values
+from ._parameters import Parameter, defaults, symbols, values
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -128,7 +128,7 @@ def _symbols():
     """The coordinates ``(x, y, phi, theta)`` and the parameter symbols ``(m, r, I1, I2)``; imports sympy."""
     from .._symbols import time_functions
 
-    return time_functions("x y phi theta"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("x y phi theta"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:

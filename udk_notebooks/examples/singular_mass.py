@@ -97,7 +97,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._parameters import Parameter, defaults, values
+from ._parameters import Parameter, defaults, symbols, values
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -140,7 +140,7 @@ def _symbols():
     """The coordinates ``(u, w, x, y)`` and the parameter symbols ``(m, g, l, c, mA, mB)``; imports sympy."""
     from .._symbols import time_functions
 
-    return time_functions("u w x y"), tuple(row.symbol for row in PARAMETERS.values())
+    return time_functions("u w x y"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:
