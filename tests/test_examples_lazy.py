@@ -132,6 +132,7 @@ def test_friction_cart_pendulum_serves_its_former_module_symbols():
     assert fcp.FLOOR == fcp.y1 == time_functions("y1")
     assert fcp.mu_s == sm.Symbol("mu_s", real=True)
     assert fcp.model().holonomic[0] == fcp.FLOOR
+    assert {"FLOOR", "x1", "mu_s"} <= set(dir(fcp))
     with pytest.raises(AttributeError, match="no attribute 'phi'"):
         fcp.phi  # noqa: B018
 

@@ -145,6 +145,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """The module's attributes with the sympy objects :func:`__getattr__` serves, for ``dir()`` and completion."""
+    return sorted({*globals(), "FLOOR", *_COORDINATES, *PARAMETERS})
+
+
 def _values(params) -> dict[str, float]:
     return values(PARAMETERS, params)
 
