@@ -4,6 +4,10 @@ Each module exposes ``PARAMETERS`` (named, documented, with slider ranges),
 ``model(**overrides) -> Model``, ``initial_state(...)`` consistent with the
 constraints and, where one exists, the exact solution. Tests, lessons and
 explorers all import from here.
+
+Importing an example, and calling its numeric helpers (``initial_state``,
+``mechanism``, exact solutions...), costs no sympy import (issue 23, cold
+start): the symbols are built, and sympy imported, by the model builders.
 """
 
 import importlib

@@ -69,13 +69,17 @@ solution (kinetic energy, mass matrix, equations of motion).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sm
 
-from .._symbols import time_functions
-from ..model import TIME, Model
-from ._parameters import Parameter, defaults
+from .._lazy import LazyModule
+from ._parameters import Parameter, defaults, symbols, values
+
+if TYPE_CHECKING:
+    from ..model import Model
+
+sm = LazyModule("sympy")  # imported by the model builders only: the numeric helpers run without it
 
 __all__ = [
     "PARAMETERS",
@@ -88,22 +92,29 @@ __all__ = [
     "mechanism",
 ]
 
-xc, x, y, phi = time_functions("x_c x y phi")
-m_c, m, l, k, g, F0, omega = sm.symbols("m_c m l k g F0 omega", real=True)
-
 PARAMETERS = {
-    "m_c": Parameter(m_c, 2.0, "mass of the carriage", (0.1, 10.0)),
-    "m": Parameter(m, 1.0, "mass of the ball", (0.1, 10.0)),
-    "l": Parameter(l, 1.0, "length of the string", (0.1, 3.0)),
-    "k": Parameter(k, 10.0, "stiffness of the spring between wall and carriage", (0.0, 100.0)),
-    "g": Parameter(g, 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
-    "F0": Parameter(F0, 0.0, "amplitude of the force F(t) = F0 sin(omega t) on the carriage", (-20.0, 20.0)),
-    "omega": Parameter(omega, 2.0, "angular frequency of the force", (0.0, 10.0)),
+    "m_c": Parameter("m_c", 2.0, "mass of the carriage", (0.1, 10.0)),
+    "m": Parameter("m", 1.0, "mass of the ball", (0.1, 10.0)),
+    "l": Parameter("l", 1.0, "length of the string", (0.1, 3.0)),
+    "k": Parameter("k", 10.0, "stiffness of the spring between wall and carriage", (0.0, 100.0)),
+    "g": Parameter("g", 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
+    "F0": Parameter("F0", 0.0, "amplitude of the force F(t) = F0 sin(omega t) on the carriage", (-20.0, 20.0)),
+    "omega": Parameter("omega", 2.0, "angular frequency of the force", (0.0, 10.0)),
 }
+
+
+def _symbols():
+    """The coordinates ``(x_c, x, y, phi)`` and the parameter symbols (in ``PARAMETERS`` order); imports sympy."""
+    from .._symbols import time_functions
+
+    return time_functions("x_c x y phi"), symbols(PARAMETERS)
 
 
 def _force():
     """``F(t) = F0 sin(omega t)``, the slides' ``F = F(t)`` made concrete."""
+    from ..model import TIME
+
+    *_, F0, omega = _symbols()[1]
     return F0 * sm.sin(omega * TIME)
 
 
@@ -120,6 +131,9 @@ def model(**overrides: float) -> Model:
     Model
         Constant mass matrix ``diag(m_c, m, m)``; one holonomic constraint.
     """
+    from ..model import Model
+
+    (xc, x, y, _), (m_c, m, l, k, g, _, _) = _symbols()
     return Model(
         [xc, x, y],
         kinetic_energy=(m_c * xc.diff() ** 2 + m * (x.diff() ** 2 + y.diff() ** 2)) / 2,
@@ -144,6 +158,9 @@ def minimal_model(**overrides: float) -> Model:
     Model
         The mass matrix of the slides' solution (module docstring).
     """
+    from ..model import Model
+
+    (xc, _, _, phi), (m_c, m, l, k, g, _, _) = _symbols()
     coupling = m * l * sm.cos(phi)
     return Model(
         [xc, phi],
@@ -170,7 +187,7 @@ def to_cartesian(q, qd, **params: float) -> tuple[np.ndarray, np.ndarray]:
     q, qd : ndarray, shape (3,) or (N, 3)
         Consistent with the string constraint and its derivative to rounding.
     """
-    length = defaults(PARAMETERS, params)[l]
+    length = values(PARAMETERS, params)["l"]
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     carriage, angle, carriage_rate, angle_rate = q[..., 0], q[..., 1], qd[..., 0], qd[..., 1]
     s, c = np.sin(angle), np.cos(angle)
@@ -247,7 +264,7 @@ def normal_mode_frequencies(**params: float) -> tuple[float, float]:
     tuple of float
         The two frequencies, lower first.
     """
-    v = {s.name: val for s, val in defaults(PARAMETERS, params).items()}
+    v = values(PARAMETERS, params)
     a = v["m_c"] * v["l"]
     b = (v["m"] + v["m_c"]) * v["g"] + v["k"] * v["l"]
     c = v["k"] * v["g"]
@@ -276,7 +293,7 @@ def mechanism(coordinates: str = "cartesian", **params: float):
 
     if coordinates not in ("cartesian", "minimal"):
         raise ValueError(f"`coordinates` must be 'cartesian' or 'minimal'; got {coordinates!r}")
-    length = float(defaults(PARAMETERS, params)[l])
+    length = values(PARAMETERS, params)["l"]
     wall = -1.2  # metres: where the spring is fixed (unstretched at x_c = 0)
     height = 0.2 * max(length, 0.5)
 

@@ -65,13 +65,17 @@ constraints, the rigid pair and the point on a circle.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sm
 
-from .._symbols import time_functions
-from ..model import Model
-from ._parameters import Parameter, defaults
+from .._lazy import LazyModule
+from ._parameters import Parameter, defaults, symbols, values
+
+if TYPE_CHECKING:
+    from ..model import Model
+
+sm = LazyModule("sympy")  # imported by the model builders only: the numeric helpers run without it
 
 __all__ = [
     "PARAMETERS",
@@ -87,18 +91,21 @@ __all__ = [
     "mechanism",
 ]
 
-m, l, g = sm.symbols("m l g", real=True)
-
 PARAMETERS = {
-    "m": Parameter(m, 1.0, "mass of each point mass", (0.1, 5.0)),
-    "l": Parameter(l, 1.0, "length of each rigid massless link", (0.1, 3.0)),
-    "g": Parameter(g, 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
+    "m": Parameter("m", 1.0, "mass of each point mass", (0.1, 5.0)),
+    "l": Parameter("l", 1.0, "length of each rigid massless link", (0.1, 3.0)),
+    "g": Parameter("g", 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
 }
 
 
 def _values(params) -> tuple[float, float, float]:
-    v = defaults(PARAMETERS, params)
-    return v[m], v[l], v[g]
+    v = values(PARAMETERS, params)
+    return v["m"], v["l"], v["g"]
+
+
+def _symbols():
+    """The parameter symbols ``(m, l, g)``; imports sympy."""
+    return symbols(PARAMETERS)
 
 
 # -- one link ------------------------------------------------------------------
@@ -118,6 +125,10 @@ def cartesian_pendulum(**overrides: float) -> Model:
         Mass matrix ``diag(m, m)``, potential ``m g y``, constraint
         ``x^2 + y^2 - l^2 = 0``.
     """
+    from .._symbols import time_functions
+    from ..model import Model
+
+    m, l, g = _symbols()
     x, y = time_functions("x y")
     return Model(
         [x, y],
@@ -245,7 +256,11 @@ def n_link_chain(N: int, **overrides: float) -> Model:
         ``2N`` coordinates ``(x1, y1, ..., xN, yN)``, mass matrix ``m I``,
         ``N`` holonomic constraints (module docstring).
     """
+    from .._symbols import time_functions
+    from ..model import Model
+
     N = _check_links(N)
+    m, l, g = _symbols()
     xs = time_functions(f"x1:{N + 1}")
     ys = time_functions(f"y1:{N + 1}")
     coordinates = [c for pair in zip(xs, ys) for c in pair]

@@ -91,12 +91,17 @@ Encyclopedia article "Udwadia-Kalaba equation": singular mass matrices.
 
 from __future__ import annotations
 
-import numpy as np
-import sympy as sm
+from typing import TYPE_CHECKING
 
-from .._symbols import time_functions
-from ..model import Model
-from ._parameters import Parameter, defaults
+import numpy as np
+
+from .._lazy import LazyModule
+from ._parameters import Parameter, defaults, symbols, values
+
+if TYPE_CHECKING:
+    from ..model import Model
+
+sm = LazyModule("sympy")  # imported by the model builders only: the numeric helpers run without it
 
 __all__ = [
     "BODIES",
@@ -110,22 +115,28 @@ __all__ = [
     "mechanism",
 ]
 
-theta, phi = time_functions("theta phi")
-x1, y1, x2, y2 = time_functions("x1 y1 x2 y2")
-m1, m2, l1, l2, g, k1, k2 = sm.symbols("m1 m2 l1 l2 g k1 k2", real=True)
-
 BODIES = ("rods", "points")
 """The two kinds of body: uniform rods, or point masses on massless links."""
 
 PARAMETERS = {
-    "m1": Parameter(m1, 1.0, "mass of body 1 (upper)", (0.1, 5.0)),
-    "m2": Parameter(m2, 1.0, "mass of body 2 (lower)", (0.1, 5.0)),
-    "l1": Parameter(l1, 1.0, "length of link 1, pin O to pin A", (0.1, 3.0)),
-    "l2": Parameter(l2, 1.0, "length of link 2, pin A to its free end", (0.1, 3.0)),
-    "g": Parameter(g, 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
-    "k1": Parameter(k1, 0.0, "stiffness of the torsion spring at O (kappa_1 of the slides)", (0.0, 50.0)),
-    "k2": Parameter(k2, 0.0, "stiffness of the torsion spring at A (kappa_2 of the slides)", (0.0, 50.0)),
+    "m1": Parameter("m1", 1.0, "mass of body 1 (upper)", (0.1, 5.0)),
+    "m2": Parameter("m2", 1.0, "mass of body 2 (lower)", (0.1, 5.0)),
+    "l1": Parameter("l1", 1.0, "length of link 1, pin O to pin A", (0.1, 3.0)),
+    "l2": Parameter("l2", 1.0, "length of link 2, pin A to its free end", (0.1, 3.0)),
+    "g": Parameter("g", 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
+    "k1": Parameter("k1", 0.0, "stiffness of the torsion spring at O (kappa_1 of the slides)", (0.0, 50.0)),
+    "k2": Parameter("k2", 0.0, "stiffness of the torsion spring at A (kappa_2 of the slides)", (0.0, 50.0)),
 }
+
+
+def _symbols():
+    """The angles ``(theta, phi)``, the centres ``(x1, y1, x2, y2)`` and the parameter symbols; imports sympy.
+
+    The parameters come in ``PARAMETERS`` order, ``(m1, m2, l1, l2, g, k1, k2)``.
+    """
+    from .._symbols import time_functions
+
+    return time_functions("theta phi"), time_functions("x1 y1 x2 y2"), symbols(PARAMETERS)
 
 
 def _check_bodies(bodies: str) -> str:
@@ -143,6 +154,7 @@ def _geometry(bodies: str, mass1, mass2, length1, length2):
 
 def _potential(height1, height2):
     """Gravity (Example 9.9) plus the two torsion springs (Example 9.7)."""
+    (theta, phi), _, (m1, m2, _, _, g, k1, k2) = _symbols()
     return g * (m1 * height1 + m2 * height2) + k1 * theta**2 / 2 + k2 * (phi - theta) ** 2 / 2
 
 
@@ -161,6 +173,9 @@ def minimal_model(bodies: str = "rods", **overrides: float) -> Model:
     Model
         Unconstrained; the mass matrix is the slides' (module docstring).
     """
+    from ..model import Model
+
+    (theta, phi), _, (m1, m2, l1, l2, *_) = _symbols()
     a1, a2, J1, J2 = _geometry(bodies, m1, m2, l1, l2)
     coupling = m2 * l1 * a2 * sm.cos(phi - theta)
     mass = sm.Matrix([[m1 * a1**2 + J1 + m2 * l1**2, coupling], [coupling, m2 * a2**2 + J2]])
@@ -193,6 +208,9 @@ def cartesian_model(bodies: str = "rods", **overrides: float) -> Model:
         Constant mass matrix ``diag(m1, m1, J1, m2, m2, J2)``, four holonomic
         constraints (the two pins), same potential as :func:`minimal_model`.
     """
+    from ..model import Model
+
+    (theta, phi), (x1, y1, x2, y2), (m1, m2, l1, l2, *_) = _symbols()
     a1, a2, J1, J2 = _geometry(bodies, m1, m2, l1, l2)
     kinetic = (
         m1 * (x1.diff() ** 2 + y1.diff() ** 2) + J1 * theta.diff() ** 2
@@ -251,9 +269,9 @@ def to_cartesian(q, qd, bodies: str = "rods", **params: float) -> tuple[np.ndarr
         ``(x1, y1, theta, x2, y2, phi)`` and their rates; the positions satisfy
         the pin constraints to rounding and the rates their derivatives.
     """
-    values = {s.name: v for s, v in defaults(PARAMETERS, params).items()}
-    a1, a2, _, _ = _geometry(bodies, values["m1"], values["m2"], values["l1"], values["l2"])
-    length1 = values["l1"]
+    v = values(PARAMETERS, params)
+    a1, a2, _, _ = _geometry(bodies, v["m1"], v["m2"], v["l1"], v["l2"])
+    length1 = v["l1"]
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     th, ph, thd, phd = q[..., 0], q[..., 1], qd[..., 0], qd[..., 1]
     s1, c1, s2, c2 = np.sin(th), np.cos(th), np.sin(ph), np.cos(ph)
@@ -305,7 +323,7 @@ def mechanism(coordinates: str = "minimal", bodies: str = "rods", **params: floa
     if coordinates not in ("minimal", "cartesian"):
         raise ValueError(f"`coordinates` must be 'minimal' or 'cartesian'; got {coordinates!r}")
     bodies = _check_bodies(bodies)
-    v = {s.name: val for s, val in defaults(PARAMETERS, params).items()}
+    v = values(PARAMETERS, params)
     length1, length2 = v["l1"], v["l2"]
     i_theta, i_phi = (0, 1) if coordinates == "minimal" else (2, 5)
 

@@ -84,14 +84,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sm
 
-from .._symbols import time_functions
-from ..contacts import Contact, Plane
-from ..model import CoulombFriction, Model
-from ._parameters import Parameter, defaults
+from ._parameters import Parameter, defaults, values
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 __all__ = [
     "contact_model",
@@ -107,24 +108,50 @@ __all__ = [
     "to_minimal",
 ]
 
-x1, y1, x2, y2 = time_functions("x1 y1 x2 y2")
-m1, m2, l, g, mu, mu_s = sm.symbols("m1 m2 l g mu mu_s", real=True)
-
 PARAMETERS = {
-    "m1": Parameter(m1, 1.0, "mass of the block (kg)", (0.1, 5.0)),
-    "m2": Parameter(m2, 0.8, "mass of the bob (kg)", (0.1, 5.0)),
-    "l": Parameter(l, 0.8, "length of the rod (m)", (0.2, 2.0)),
-    "g": Parameter(g, 9.81, "gravitational acceleration, along -y (m/s^2)", (0.0, 20.0)),
-    "mu": Parameter(mu, 0.15, "kinetic friction coefficient of the floor", (0.0, 1.0)),
-    "mu_s": Parameter(mu_s, 0.25, "static friction coefficient of the floor (at least mu)", (0.0, 1.0)),
+    "m1": Parameter("m1", 1.0, "mass of the block (kg)", (0.1, 5.0)),
+    "m2": Parameter("m2", 0.8, "mass of the bob (kg)", (0.1, 5.0)),
+    "l": Parameter("l", 0.8, "length of the rod (m)", (0.2, 2.0)),
+    "g": Parameter("g", 9.81, "gravitational acceleration, along -y (m/s^2)", (0.0, 20.0)),
+    "mu": Parameter("mu", 0.15, "kinetic friction coefficient of the floor", (0.0, 1.0)),
+    "mu_s": Parameter("mu_s", 0.25, "static friction coefficient of the floor (at least mu)", (0.0, 1.0)),
 }
 
-FLOOR = y1
-"""The floor constraint ``y_1 = 0``: the row whose reaction is the contact's normal force."""
+_COORDINATES = ("x1", "y1", "x2", "y2")
+
+
+@cache
+def _symbols() -> dict[str, Any]:
+    """The coordinates, the parameter symbols and ``FLOOR``, by name; imports sympy.
+
+    ``FLOOR`` is the floor constraint ``y_1 = 0`` (the function ``y1`` itself): the row whose reaction
+    is the contact's normal force.
+    """
+    from .._symbols import time_functions
+
+    symbols = dict(zip(_COORDINATES, time_functions(" ".join(_COORDINATES))))
+    symbols.update((name, row.symbol) for name, row in PARAMETERS.items())
+    symbols["FLOOR"] = symbols["y1"]
+    return symbols
+
+
+def __getattr__(name: str) -> Any:
+    """Serve the module's sympy objects (``FLOOR``, ``x1`` ... ``y2``, ``m1`` ... ``mu_s``) on first use (PEP 562).
+
+    They were module constants; building them imports sympy, which the numeric helpers do not need.
+    """
+    if name == "FLOOR" or name in _COORDINATES or name in PARAMETERS:
+        return _symbols()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's attributes with the sympy objects :func:`__getattr__` serves, for ``dir()`` and completion."""
+    return sorted({*globals(), "FLOOR", *_COORDINATES, *PARAMETERS})
 
 
 def _values(params) -> dict[str, float]:
-    return {s.name: v for s, v in defaults(PARAMETERS, params).items()}
+    return values(PARAMETERS, params)
 
 
 def model(**overrides: float) -> Model:
@@ -141,12 +168,17 @@ def model(**overrides: float) -> Model:
         Constant mass matrix; holonomic rows floor then rod; one Coulomb
         contact whose normal force is the floor's reaction (``normal=y1``).
     """
+    from ..model import CoulombFriction, Model
+
+    s = _symbols()
+    x1, y1, x2, y2, m1, m2, l, g, mu, mu_s = (s[name] for name in (*_COORDINATES, *PARAMETERS))
+    floor = s["FLOOR"]
     return Model(
         [x1, y1, x2, y2],
         kinetic_energy=(m1 * (x1.diff() ** 2 + y1.diff() ** 2) + m2 * (x2.diff() ** 2 + y2.diff() ** 2)) / 2,
         potential_energy=g * (m1 * y1 + m2 * y2),
-        holonomic=[FLOOR, (x2 - x1) ** 2 + (y2 - y1) ** 2 - l**2],
-        friction=[CoulombFriction(x1.diff(), mu, mu_s, normal=FLOOR)],
+        holonomic=[floor, (x2 - x1) ** 2 + (y2 - y1) ** 2 - l**2],
+        friction=[CoulombFriction(x1.diff(), mu, mu_s, normal=floor)],
         parameters=defaults(PARAMETERS, overrides),
         name="block on a rough floor carrying a pendulum",
     )
@@ -170,6 +202,11 @@ def contact_model(**overrides: float) -> Model:
     Model
         Holonomic rows rod then floor gap; one rough contact named ``"floor"``.
     """
+    from ..contacts import Contact, Plane
+    from ..model import Model
+
+    s = _symbols()
+    x1, y1, x2, y2, m1, m2, l, g, mu, mu_s = (s[name] for name in (*_COORDINATES, *PARAMETERS))
     return Model(
         [x1, y1, x2, y2],
         kinetic_energy=(m1 * (x1.diff() ** 2 + y1.diff() ** 2) + m2 * (x2.diff() ** 2 + y2.diff() ** 2)) / 2,

@@ -68,28 +68,34 @@ Eqs. (3.10a)-(3.10b): a point on a sphere of radius ``R = a t``.
 
 from __future__ import annotations
 
-import numpy as np
-import sympy as sm
+from typing import TYPE_CHECKING
 
-from .._symbols import time_functions
-from ..model import TIME, Model
-from ._parameters import Parameter, defaults
+import numpy as np
+
+from ._parameters import Parameter, defaults, symbols, values
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 __all__ = ["PARAMETERS", "exact_ideal_force", "exact_state", "initial_state", "model", "radius", "mechanism"]
 
-x, y = time_functions("x y")
-m, g, a, R0 = sm.symbols("m g a R0", real=True)
-
 PARAMETERS = {
-    "m": Parameter(m, 1.0, "mass of the particle", (0.1, 5.0)),
-    "g": Parameter(g, 0.0, "gravitational acceleration, along -y (0: no gravity)", (0.0, 20.0)),
-    "a": Parameter(a, 0.5, "rate at which the radius grows, R' (the textbook's a)", (0.0, 2.0)),
-    "R0": Parameter(R0, 1.0, "radius at t = 0 (0 gives the textbook's R = a t)", (0.0, 3.0)),
+    "m": Parameter("m", 1.0, "mass of the particle", (0.1, 5.0)),
+    "g": Parameter("g", 0.0, "gravitational acceleration, along -y (0: no gravity)", (0.0, 20.0)),
+    "a": Parameter("a", 0.5, "rate at which the radius grows, R' (the textbook's a)", (0.0, 2.0)),
+    "R0": Parameter("R0", 1.0, "radius at t = 0 (0 gives the textbook's R = a t)", (0.0, 3.0)),
 }
 
 
 def _values(params: dict) -> dict[str, float]:
-    return {s.name: v for s, v in defaults(PARAMETERS, params).items()}
+    return values(PARAMETERS, params)
+
+
+def _symbols():
+    """The coordinates ``(x, y)`` and the parameter symbols ``(m, g, a, R0)``; imports sympy."""
+    from .._symbols import time_functions
+
+    return time_functions("x y"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:
@@ -106,6 +112,9 @@ def model(**overrides: float) -> Model:
         Coordinates ``(x, y)`` and the rheonomic constraint
         ``x^2 + y^2 - (a t + R0)^2 = 0``.
     """
+    from ..model import TIME, Model
+
+    (x, y), (m, g, a, R0) = _symbols()
     return Model(
         [x, y],
         kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,

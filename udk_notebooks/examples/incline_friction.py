@@ -86,15 +86,18 @@ dynamics a theoretical or an experimental science?", Nonlinear Analysis 63
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sm
 
-from .._symbols import time_functions
+from .._lazy import LazyModule
 from ..core import Motion
-from ..contacts import Contact, Plane
-from ..model import CoulombFriction, Model
-from ._parameters import Parameter, defaults
+from ._parameters import Parameter, symbols, values
+
+if TYPE_CHECKING:
+    from ..model import Model
+
+sm = LazyModule("sympy")  # imported by the model builders only: the numeric helpers run without it
 
 __all__ = [
     "PARAMETERS",
@@ -108,16 +111,13 @@ __all__ = [
     "mechanism",
 ]
 
-x, y = time_functions("x y")
-m, g, alpha, mu, mu_s = sm.symbols("m g alpha mu mu_s", real=True)
-
 PARAMETERS = {
-    "m": Parameter(m, 1.0, "mass of the block", (0.1, 5.0)),
-    "g": Parameter(g, 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
-    "alpha": Parameter(alpha, float(np.pi / 6), "angle of the incline above the horizontal (rad)", (0.05, 1.4)),
-    "mu": Parameter(mu, 0.3, "kinetic (sliding) friction coefficient", (0.0, 1.5)),
+    "m": Parameter("m", 1.0, "mass of the block", (0.1, 5.0)),
+    "g": Parameter("g", 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
+    "alpha": Parameter("alpha", float(np.pi / 6), "angle of the incline above the horizontal (rad)", (0.05, 1.4)),
+    "mu": Parameter("mu", 0.3, "kinetic (sliding) friction coefficient", (0.0, 1.5)),
     "mu_s": Parameter(
-        mu_s, 0.3, "static friction coefficient; follows mu unless given", (0.0, 1.5)
+        "mu_s", 0.3, "static friction coefficient; follows mu unless given", (0.0, 1.5)
     ),
 }
 
@@ -134,10 +134,17 @@ def parameter_values(**overrides: float) -> dict[str, float]:
     -------
     dict of str to float
     """
-    values = {s.name: v for s, v in defaults(PARAMETERS, overrides).items()}
+    given = values(PARAMETERS, overrides)
     if "mu_s" not in overrides:
-        values["mu_s"] = values["mu"]
-    return values
+        given["mu_s"] = given["mu"]
+    return given
+
+
+def _symbols():
+    """The coordinates ``(x, y)`` and the parameter symbols ``(m, g, alpha, mu, mu_s)``; imports sympy."""
+    from .._symbols import time_functions
+
+    return time_functions("x y"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:
@@ -156,7 +163,10 @@ def model(**overrides: float) -> Model:
     Model
         Coordinates ``(x, y)``, one holonomic constraint and one Coulomb contact.
     """
-    values = parameter_values(**overrides)
+    from ..model import CoulombFriction, Model
+
+    (x, y), (m, g, alpha, mu, mu_s) = _symbols()
+    given = parameter_values(**overrides)
     return Model(
         [x, y],
         kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
@@ -169,7 +179,7 @@ def model(**overrides: float) -> Model:
                 static_coefficient=mu_s,
             )
         ],
-        parameters={PARAMETERS[name].symbol: value for name, value in values.items()},
+        parameters={PARAMETERS[name].symbol: value for name, value in given.items()},
         name="block on an incline with Coulomb friction",
     )
 
@@ -194,14 +204,18 @@ def contact_model(**overrides: float) -> Model:
     Model
         Coordinates ``(x, y)`` and one unilateral rough contact named ``"incline"``.
     """
-    values = parameter_values(**overrides)
+    from ..contacts import Contact, Plane
+    from ..model import Model
+
+    (x, y), (m, g, alpha, mu, mu_s) = _symbols()
+    given = parameter_values(**overrides)
     surface = Plane((-sm.sin(alpha), sm.cos(alpha)))
     return Model(
         [x, y],
         kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,
         potential_energy=m * g * y,
         contacts=[Contact((x, y), surface, mu=mu, mu_s=mu_s, name="incline")],
-        parameters={PARAMETERS[name].symbol: value for name, value in values.items()},
+        parameters={PARAMETERS[name].symbol: value for name, value in given.items()},
         name="block on an incline, a physical contact",
     )
 
@@ -225,8 +239,8 @@ def initial_state(speed: float = 5.0, **params: float) -> tuple[np.ndarray, np.n
     -------
     q0, qd0 : ndarray, shape (2,)
     """
-    values = parameter_values(**params)
-    return np.zeros(2), float(speed) * _tangent(values["alpha"])
+    given = parameter_values(**params)
+    return np.zeros(2), float(speed) * _tangent(given["alpha"])
 
 
 def stop_time(speed: float = 5.0, **params: float) -> float:

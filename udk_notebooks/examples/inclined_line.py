@@ -25,26 +25,32 @@ along the line.
 
 from __future__ import annotations
 
-import numpy as np
-import sympy as sm
+from typing import TYPE_CHECKING
 
-from .._symbols import time_functions
+import numpy as np
+
 from ..core import Motion
-from ..model import Model
-from ._parameters import Parameter, defaults
+from ._parameters import Parameter, defaults, symbols, values
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 __all__ = ["PARAMETERS", "exact_motion", "exact_state", "initial_state", "model", "mechanism"]
 
-x1, x2 = time_functions("x1 x2")
-m, g, k, c1, c2 = sm.symbols("m g k c1 c2", real=True)
-
 PARAMETERS = {
-    "m": Parameter(m, 1.0, "mass of the particle (the paper's unit mass)", (0.1, 5.0)),
-    "g": Parameter(g, 9.81, "gravitational acceleration, along -x2", (0.0, 20.0)),
-    "k": Parameter(k, 1.0, "slope of the line x2 = k x1", (-3.0, 3.0)),
-    "c1": Parameter(c1, 1.0, "first component of the nonideal force c (paper: 1)", (-5.0, 5.0)),
-    "c2": Parameter(c2, 2.0, "second component of the nonideal force c (paper: 2)", (-5.0, 5.0)),
+    "m": Parameter("m", 1.0, "mass of the particle (the paper's unit mass)", (0.1, 5.0)),
+    "g": Parameter("g", 9.81, "gravitational acceleration, along -x2", (0.0, 20.0)),
+    "k": Parameter("k", 1.0, "slope of the line x2 = k x1", (-3.0, 3.0)),
+    "c1": Parameter("c1", 1.0, "first component of the nonideal force c (paper: 1)", (-5.0, 5.0)),
+    "c2": Parameter("c2", 2.0, "second component of the nonideal force c (paper: 2)", (-5.0, 5.0)),
 }
+
+
+def _symbols():
+    """The coordinates ``(x1, x2)`` and the parameter symbols ``(m, g, k, c1, c2)``; imports sympy."""
+    from .._symbols import time_functions
+
+    return time_functions("x1 x2"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:
@@ -55,6 +61,9 @@ def model(**overrides: float) -> Model:
     **overrides : float
         New defaults for ``m``, ``g``, ``k``, ``c1``, ``c2`` (see ``PARAMETERS``).
     """
+    from ..model import Model
+
+    (x1, x2), (m, g, k, c1, c2) = _symbols()
     return Model(
         [x1, x2],
         kinetic_energy=m * (x1.diff() ** 2 + x2.diff() ** 2) / 2,
@@ -68,14 +77,14 @@ def model(**overrides: float) -> Model:
 
 def initial_state(speed: float = 1.0, **params: float) -> tuple[np.ndarray, np.ndarray]:
     """Start at the origin moving along the line with the given speed (consistent with the constraint)."""
-    slope = defaults(PARAMETERS, params)[k]
+    slope = values(PARAMETERS, params)["k"]
     direction = np.array([1.0, slope]) / np.hypot(1.0, slope)
     return np.zeros(2), speed * direction
 
 
 def exact_motion(**params: float) -> Motion:
     """The three terms of Eq. (32), generalized to mass ``m``: ``m x'' = F^N + F^L + F^C``."""
-    v = {s.name: val for s, val in defaults(PARAMETERS, params).items()}
+    v = values(PARAMETERS, params)
     mass, grav, slope = v["m"], v["g"], v["k"]
     norm2 = slope**2 + 1
     impressed = np.array([0.0, -mass * grav])
@@ -106,7 +115,7 @@ def mechanism(**params: float):
     """
     from ..drawing import ForceSite, Guide, Joint, Mechanism
 
-    slope = float(defaults(PARAMETERS, params)[k])
+    slope = values(PARAMETERS, params)["k"]
     reach = 1e3  # a long segment stands for the whole line; the view clips it
     return Mechanism(
         joints=[Joint("particle", lambda q, t: q[:2])],

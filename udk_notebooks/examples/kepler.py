@@ -92,12 +92,17 @@ inverse square law of gravitation", Eur. J. Phys. 36 (2015) 035018.
 
 from __future__ import annotations
 
-import numpy as np
-import sympy as sm
+from typing import TYPE_CHECKING
 
-from .._symbols import time_functions
-from ..model import Model
-from ._parameters import Parameter, defaults
+import numpy as np
+
+from .._lazy import LazyModule
+from ._parameters import Parameter, defaults, symbols, values
+
+if TYPE_CHECKING:
+    from ..model import Model
+
+sm = LazyModule("sympy")  # imported by the model builder only: the numeric helpers run without it
 
 __all__ = [
     "ECCENTRICITIES",
@@ -114,16 +119,15 @@ __all__ = [
     "mechanism",
 ]
 
-x, y = time_functions("x y")
-m, L, epsilon, ell = sm.symbols("m L epsilon ell", real=True)
-
 PARAMETERS = {
-    "m": Parameter(m, 1.0, "mass of the particle", (0.1, 5.0)),
-    "L": Parameter(L, 1.0, "angular momentum about the focus, m (x y' - y x') (the article's L)", (0.2, 3.0)),
+    "m": Parameter("m", 1.0, "mass of the particle", (0.1, 5.0)),
+    "L": Parameter("L", 1.0, "angular momentum about the focus, m (x y' - y x') (the article's L)", (0.2, 3.0)),
     "epsilon": Parameter(
-        epsilon, 0.5, "eccentricity: < 1 ellipse, 1 parabola, > 1 hyperbola (the article's epsilon)", (0.0, 3.0)
+        "epsilon", 0.5, "eccentricity: < 1 ellipse, 1 parabola, > 1 hyperbola (the article's epsilon)", (0.0, 3.0)
     ),
-    "ell": Parameter(ell, 1.0, "semi-latus rectum, the orbit's radius at theta = pi/2 (the article's ell)", (0.2, 3.0)),
+    "ell": Parameter(
+        "ell", 1.0, "semi-latus rectum, the orbit's radius at theta = pi/2 (the article's ell)", (0.2, 3.0)
+    ),
 }
 
 ECCENTRICITIES = {"circle": 0.0, "ellipse": 0.5, "parabola": 1.0, "hyperbola": 2.0}
@@ -134,14 +138,21 @@ NEWTON_TOL = 4e-16
 
 
 def _values(params: dict) -> dict[str, float]:
-    values = {s.name: v for s, v in defaults(PARAMETERS, params).items()}
-    if values["epsilon"] < 0:
-        raise ValueError(f"`epsilon` must be >= 0 (the perihelion is on the negative x axis); got {values['epsilon']!r}")
-    if values["ell"] <= 0 or values["m"] <= 0:
+    v = values(PARAMETERS, params)
+    if v["epsilon"] < 0:
+        raise ValueError(f"`epsilon` must be >= 0 (the perihelion is on the negative x axis); got {v['epsilon']!r}")
+    if v["ell"] <= 0 or v["m"] <= 0:
         raise ValueError("`ell` and `m` must be positive")
-    if values["L"] == 0:
+    if v["L"] == 0:
         raise ValueError("`L` must not be zero: with no angular momentum the particle cannot go around the focus")
-    return values
+    return v
+
+
+def _symbols():
+    """The coordinates ``(x, y)`` and the parameter symbols ``(m, L, epsilon, ell)``; imports sympy."""
+    from .._symbols import time_functions
+
+    return time_functions("x y"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:
@@ -159,6 +170,9 @@ def model(**overrides: float) -> Model:
         ``sqrt(x^2 + y^2) - epsilon x - ell = 0`` and the nonholonomic
         ``m (x y' - y x') - L = 0``.
     """
+    from ..model import Model
+
+    (x, y), (m, L, epsilon, ell) = _symbols()
     return Model(
         [x, y],
         kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2,

@@ -67,11 +67,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sm
 
-from .._symbols import time_functions
 from .._checks import finite_float
-from ._parameters import Parameter, defaults
+from .._lazy import LazyModule
+from ._parameters import Parameter, symbols, values
 from ..errors import PainleveParadoxError as ParadoxError
 
 __all__ = [
@@ -90,15 +89,14 @@ __all__ = [
     "wall_distance",
 ]
 
-x, y, theta = time_functions("x y theta")
-m, L, g, mu_floor, mu_wall = sm.symbols("m L g mu_floor mu_wall", nonnegative=True)
+sm = LazyModule("sympy")  # imported by the model builder only: the numeric helpers run without it
 
 PARAMETERS = {
-    "m": Parameter(m, 1.0, "mass of the ladder (kg)", (0.1, 5.0)),
-    "L": Parameter(L, 1.0, "length of the ladder (m)", (0.2, 3.0)),
-    "g": Parameter(g, 9.81, "gravitational acceleration, along -y (m/s^2)", (0.1, 20.0)),
-    "mu_floor": Parameter(mu_floor, 0.0, "friction coefficient at the floor", (0.0, 1.0)),
-    "mu_wall": Parameter(mu_wall, 0.0, "friction coefficient at the wall", (0.0, 1.0)),
+    "m": Parameter("m", 1.0, "mass of the ladder (kg)", (0.1, 5.0), {"nonnegative": True}),
+    "L": Parameter("L", 1.0, "length of the ladder (m)", (0.2, 3.0), {"nonnegative": True}),
+    "g": Parameter("g", 9.81, "gravitational acceleration, along -y (m/s^2)", (0.1, 20.0), {"nonnegative": True}),
+    "mu_floor": Parameter("mu_floor", 0.0, "friction coefficient at the floor", (0.0, 1.0), {"nonnegative": True}),
+    "mu_wall": Parameter("mu_wall", 0.0, "friction coefficient at the wall", (0.0, 1.0), {"nonnegative": True}),
 }
 
 FLOOR, WALL = 0, 1
@@ -113,15 +111,15 @@ def parameter_values(**overrides: float) -> dict[str, float]:
         For an unknown name, a non-finite value, a mass, length or gravity
         that is not positive, or a negative friction coefficient.
     """
-    values = {s.name: v for s, v in defaults(PARAMETERS, overrides).items()}
+    given = values(PARAMETERS, overrides)
     for name in ("m", "L", "g"):
-        if values[name] <= 0:
+        if given[name] <= 0:
             raise ValueError(f"parameter `{name}` ({PARAMETERS[name].description}) must be positive; "
-                             f"got {values[name]!r}")
+                             f"got {given[name]!r}")
     for name in ("mu_floor", "mu_wall"):
-        if values[name] < 0:
-            raise ValueError(f"parameter `{name}` must be >= 0 (a friction coefficient); got {values[name]!r}")
-    return values
+        if given[name] < 0:
+            raise ValueError(f"parameter `{name}` must be >= 0 (a friction coefficient); got {given[name]!r}")
+    return given
 
 
 def _start_angle(theta0) -> float:
@@ -168,8 +166,16 @@ def initial_state(theta0: float = 1.2, **params: float) -> tuple[np.ndarray, np.
     return np.array([half * math.cos(angle), half * math.sin(angle), angle]), np.zeros(3)
 
 
+def _symbols():
+    """The coordinates ``(x, y, theta)`` and the parameter symbols ``(m, L, g, mu_floor, mu_wall)``; imports sympy."""
+    from .._symbols import time_functions
+
+    return time_functions("x y theta"), symbols(PARAMETERS)
+
+
 def _ends(half):
     """Top and bottom of the ladder as sympy columns (top on the wall side)."""
+    (x, y, theta), _ = _symbols()
     top = (x - half * sm.cos(theta), y + half * sm.sin(theta))
     bottom = (x + half * sm.cos(theta), y - half * sm.sin(theta))
     return top, bottom
@@ -197,7 +203,8 @@ def model(**overrides: float):
     from ..contacts import Contact, Plane
     from ..model import Model
 
-    values = parameter_values(**overrides)
+    (x, y, theta), (m, L, g, mu_floor, mu_wall) = _symbols()
+    given = parameter_values(**overrides)
     top, bottom = _ends(L / 2)
     return Model(
         [x, y, theta],
@@ -205,7 +212,7 @@ def model(**overrides: float):
         potential_energy=m * g * y,
         contacts=[Contact(bottom, Plane((0, 1)), mu=mu_floor, name="floor"),
                   Contact(top, Plane((1, 0)), mu=mu_wall, name="wall")],
-        parameters={PARAMETERS[name].symbol: value for name, value in values.items()},
+        parameters={PARAMETERS[name].symbol: value for name, value in given.items()},
         name="ladder sliding on a floor and a wall",
     )
 

@@ -93,13 +93,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sm
 
-
-from .._symbols import time_functions
 from .._checks import finite_float
+from .._lazy import LazyModule
 from ..errors import PainleveParadoxError
-from ._parameters import Parameter, defaults
+from ._parameters import Parameter, symbols, values
 
 __all__ = [
     "PARAMETERS",
@@ -114,14 +112,13 @@ __all__ = [
     "shortcut_motion",
 ]
 
-x, y, theta = time_functions("x y theta")
-m, L, g, mu = sm.symbols("m L g mu", positive=True)
+sm = LazyModule("sympy")  # imported by the model builder only: the numeric helpers run without it
 
 PARAMETERS = {
-    "m": Parameter(m, 1.0, "mass of the rod (kg)", (0.1, 5.0)),
-    "L": Parameter(L, 1.0, "length of the rod (m)", (0.2, 3.0)),
-    "g": Parameter(g, 9.81, "gravitational acceleration, along -y (m/s^2)", (0.0, 20.0)),
-    "mu": Parameter(mu, 0.5, "kinetic friction coefficient at the floor", (0.0, 3.0)),
+    "m": Parameter("m", 1.0, "mass of the rod (kg)", (0.1, 5.0), {"positive": True}),
+    "L": Parameter("L", 1.0, "length of the rod (m)", (0.2, 3.0), {"positive": True}),
+    "g": Parameter("g", 9.81, "gravitational acceleration, along -y (m/s^2)", (0.0, 20.0), {"positive": True}),
+    "mu": Parameter("mu", 0.5, "kinetic friction coefficient at the floor", (0.0, 3.0), {"positive": True}),
 }
 
 PARADOX_MU_MIN = 4.0 / 3.0
@@ -154,6 +151,13 @@ class RodMotion:
     coefficient: float
 
 
+def _symbols():
+    """The coordinates ``(x, y, theta)`` and the parameter symbols ``(m, L, g, mu)``; imports sympy."""
+    from .._symbols import time_functions
+
+    return time_functions("x y theta"), symbols(PARAMETERS)
+
+
 def model(**overrides: float):
     """The rod as a :class:`~udk_notebooks.Model` with its lower end a physical :class:`~udk_notebooks.Contact`.
 
@@ -176,14 +180,15 @@ def model(**overrides: float):
     from ..contacts import Contact, Plane
     from ..model import Model
 
-    values = parameter_values(**overrides)
+    (x, y, theta), (m, L, g, mu) = _symbols()
+    given = parameter_values(**overrides)
     end = (x - L / 2 * sm.cos(theta), y - L / 2 * sm.sin(theta))
     return Model(
         [x, y, theta],
         mass_matrix=sm.diag(m, m, m * L**2 / 12),
         potential_energy=m * g * y,
         contacts=[Contact(end, Plane((0, 1)), mu=mu, name="floor")],
-        parameters={PARAMETERS[name].symbol: value for name, value in values.items()},
+        parameters={PARAMETERS[name].symbol: value for name, value in given.items()},
         name="Painlevé's rod on a rough floor",
     )
 
@@ -212,14 +217,14 @@ def parameter_values(**overrides: float) -> dict[str, float]:
     ValueError
         For an unknown name, a non-finite value, or a mass or length that is not positive.
     """
-    values = {s.name: v for s, v in defaults(PARAMETERS, overrides).items()}
+    given = values(PARAMETERS, overrides)
     for name in ("m", "L"):
-        if values[name] <= 0:
+        if given[name] <= 0:
             raise ValueError(f"parameter `{name}` ({PARAMETERS[name].description}) must be positive; "
-                             f"got {values[name]!r}")
-    if values["mu"] < 0:
-        raise ValueError(f"parameter `mu` must be >= 0 (a friction coefficient); got {values['mu']!r}")
-    return values
+                             f"got {given[name]!r}")
+    if given["mu"] < 0:
+        raise ValueError(f"parameter `mu` must be >= 0 (a friction coefficient); got {given['mu']!r}")
+    return given
 
 
 def _sliding_state(theta, x_rate, theta_rate, params):

@@ -83,15 +83,19 @@ and Eqs. (18)-(27).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sm
 
-from .._symbols import time_functions
-from ..model import Model
+from .._lazy import LazyModule
 from ..simulation import simulate
 from ..stabilization import GainMatrix, stability
-from ._parameters import Parameter, defaults
+from ._parameters import Parameter, defaults, symbols, values
+
+if TYPE_CHECKING:
+    from ..model import Model
+
+sm = LazyModule("sympy")  # imported by the model builder only: the numeric helpers run without it
 
 __all__ = [
     "PARAMETERS",
@@ -103,14 +107,13 @@ __all__ = [
     "mechanism",
 ]
 
-x, y, phi, theta = time_functions("x y phi theta")
-m, r, I1, I2 = sm.symbols("m r I1 I2", positive=True)
-
 PARAMETERS = {
-    "m": Parameter(m, 1.0, "mass of the disk (paper: 1 kg)", (0.1, 5.0)),
-    "r": Parameter(r, 1.0, "radius of the disk (paper: 1)", (0.1, 3.0)),
-    "I1": Parameter(I1, 0.5, "moment of inertia about the axle, goes with phi (paper: m r^2 / 2)", (0.01, 5.0)),
-    "I2": Parameter(I2, 0.25, "moment of inertia about a diameter, goes with theta (paper: m r^2 / 4)", (0.01, 5.0)),
+    "m": Parameter("m", 1.0, "mass of the disk (paper: 1 kg)", (0.1, 5.0), {"positive": True}),
+    "r": Parameter("r", 1.0, "radius of the disk (paper: 1)", (0.1, 3.0), {"positive": True}),
+    "I1": Parameter("I1", 0.5, "moment of inertia about the axle, goes with phi (paper: m r^2 / 2)", (0.01, 5.0),
+                    {"positive": True}),
+    "I2": Parameter("I2", 0.25, "moment of inertia about a diameter, goes with theta (paper: m r^2 / 4)", (0.01, 5.0),
+                    {"positive": True}),
 }
 
 PAPER_STATE = {"x": 0.0, "y": 0.0, "phi": 0.0, "theta": math.pi / 6, "phi_rate": 2.0, "theta_rate": 1.0}
@@ -119,6 +122,13 @@ PAPER_STATE = {"x": 0.0, "y": 0.0, "phi": 0.0, "theta": math.pi / 6, "phi_rate":
 The remaining rates follow from the constraints: ``x' = r phi' sin(theta) = 1``
 and ``y' = -r phi' cos(theta) = -sqrt(3)``, the paper's values.
 """
+
+
+def _symbols():
+    """The coordinates ``(x, y, phi, theta)`` and the parameter symbols ``(m, r, I1, I2)``; imports sympy."""
+    from .._symbols import time_functions
+
+    return time_functions("x y phi theta"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:
@@ -135,6 +145,9 @@ def model(**overrides: float) -> Model:
         Two nonholonomic rows, ``x' - r phi' sin(theta)`` and
         ``y' + r phi' cos(theta)`` (Beshaw 2014, Sec. 4); no applied force.
     """
+    from ..model import Model
+
+    (x, y, phi, theta), (m, r, I1, I2) = _symbols()
     return Model(
         [x, y, phi, theta],
         kinetic_energy=(m * (x.diff() ** 2 + y.diff() ** 2) + I1 * phi.diff() ** 2 + I2 * theta.diff() ** 2) / 2,
@@ -175,7 +188,7 @@ def initial_state(
     q0, qd0 : ndarray, shape (4,)
         ``(x, y, phi, theta)`` and their rates.
     """
-    radius = defaults(PARAMETERS, params)[r]
+    radius = values(PARAMETERS, params)["r"]
     speed = radius * phi_rate
     q0 = np.array([x, y, phi, theta], dtype=float)
     qd0 = np.array([speed * math.sin(theta), -speed * math.cos(theta), phi_rate, theta_rate], dtype=float)
@@ -206,7 +219,7 @@ def exact_state(t, q0=None, qd0=None, **params: float) -> tuple[np.ndarray, np.n
         raise ValueError("give both `q0` and `qd0`, or neither (the paper's state)")
     if q0 is None:
         q0, qd0 = initial_state(**params)
-    radius = defaults(PARAMETERS, params)[r]
+    radius = values(PARAMETERS, params)["r"]
     t = np.atleast_1d(np.asarray(t, dtype=float))
     x0, y0, phi0, theta0 = np.asarray(q0, dtype=float)
     w, omega = float(qd0[2]), float(qd0[3])
@@ -349,7 +362,7 @@ def mechanism(**params: float):
     """
     from ..drawing import ForceSite, Joint, Mechanism, Rod
 
-    radius = float(defaults(PARAMETERS, params)[r])
+    radius = values(PARAMETERS, params)["r"]
 
     def rim(sign):
         return lambda q, t: q[:2] + sign * radius * np.array([np.sin(q[3]), -np.cos(q[3])])

@@ -93,13 +93,14 @@ dynamics", Proc. R. Soc. A 462 (2006) 2097-2117.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sm
 
-from .._symbols import time_functions
-from ..model import Model
-from ._parameters import Parameter, defaults
+from ._parameters import Parameter, defaults, symbols, values
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 __all__ = [
     "PARAMETERS",
@@ -113,29 +114,33 @@ __all__ = [
     "mechanism",
 ]
 
-u, w, x, y = time_functions("u w x y")
-m, g, l, c, mA, mB = sm.symbols("m g l c mA mB", real=True)
-
 PARAMETERS = {
-    "m": Parameter(m, 1.0, "mass of the bob", (0.1, 5.0)),
-    "g": Parameter(g, 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
-    "l": Parameter(l, 1.0, "length of the massless bar between the sliders", (0.2, 3.0)),
-    "c": Parameter(c, 0.25, "position of the bob on the bar, as a fraction of the way from A to B", (0.05, 0.95)),
-    "mA": Parameter(mA, 0.0, "mass of slider A (0: massless, the example's singular case)", (0.0, 5.0)),
-    "mB": Parameter(mB, 0.0, "mass of slider B (0: massless, the example's singular case)", (0.0, 5.0)),
+    "m": Parameter("m", 1.0, "mass of the bob", (0.1, 5.0)),
+    "g": Parameter("g", 9.81, "gravitational acceleration, along -y", (0.0, 20.0)),
+    "l": Parameter("l", 1.0, "length of the massless bar between the sliders", (0.2, 3.0)),
+    "c": Parameter("c", 0.25, "position of the bob on the bar, as a fraction of the way from A to B", (0.05, 0.95)),
+    "mA": Parameter("mA", 0.0, "mass of slider A (0: massless, the example's singular case)", (0.0, 5.0)),
+    "mB": Parameter("mB", 0.0, "mass of slider B (0: massless, the example's singular case)", (0.0, 5.0)),
 }
 
 
 def _values(params: dict) -> dict[str, float]:
-    values = {s.name: v for s, v in defaults(PARAMETERS, params).items()}
-    if not 0 < values["c"] < 1:
+    v = values(PARAMETERS, params)
+    if not 0 < v["c"] < 1:
         raise ValueError(
-            f"`c` must lie strictly between 0 and 1; got {values['c']!r}. At c = 0 or 1 the bob sits on "
+            f"`c` must lie strictly between 0 and 1; got {v['c']!r}. At c = 0 or 1 the bob sits on "
             "a slider and [M; A] loses rank where the bar lies along a rail"
         )
-    if values["mA"] < 0 or values["mB"] < 0:
-        raise ValueError(f"slider masses `mA` and `mB` must be >= 0; got {values['mA']!r} and {values['mB']!r}")
-    return values
+    if v["mA"] < 0 or v["mB"] < 0:
+        raise ValueError(f"slider masses `mA` and `mB` must be >= 0; got {v['mA']!r} and {v['mB']!r}")
+    return v
+
+
+def _symbols():
+    """The coordinates ``(u, w, x, y)`` and the parameter symbols ``(m, g, l, c, mA, mB)``; imports sympy."""
+    from .._symbols import time_functions
+
+    return time_functions("u w x y"), symbols(PARAMETERS)
 
 
 def model(**overrides: float) -> Model:
@@ -152,7 +157,10 @@ def model(**overrides: float) -> Model:
         Coordinates ``(u, w, x, y)``, mass matrix ``diag(mA, mB, m, m)`` (singular
         for the default massless sliders) and three holonomic constraints.
     """
+    from ..model import Model
+
     _values(overrides)
+    (u, w, x, y), (m, g, l, c, mA, mB) = _symbols()
     return Model(
         [u, w, x, y],
         kinetic_energy=(mA * u.diff() ** 2 + mB * w.diff() ** 2 + m * (x.diff() ** 2 + y.diff() ** 2)) / 2,
