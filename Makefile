@@ -58,6 +58,7 @@ lab: venv
 # Kernels of closed pages are culled after APP_CULL_IDLE s; at most APP_MAX_KERNELS run at once.
 app: venv
 	@$(PIP) install --quiet -e '.[app]'
+	@$(VPY) -m udk_notebooks.widgets.warm
 	$(VPY) -m udk_notebooks.app build/app --serve --ip $(LAB_IP) --port $(APP_PORT) \
 		--max-kernels $(APP_MAX_KERNELS) --cull-idle-timeout $(APP_CULL_IDLE)
 

@@ -31,6 +31,7 @@ import builtins
 import functools
 import itertools
 import math
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -329,14 +330,15 @@ class _SymbolicParts(dict):
     def __init__(self, *args, derive: Callable[[], dict] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.derive = derive
+        self._deriving = threading.Lock()  # an explorer's worker thread and the kernel may ask at once
 
     def __missing__(self, key):
-        if self.derive is None:
-            raise KeyError(key)
-        derive, self.derive = self.derive, None
-        for name, value in derive().items():
-            self.setdefault(name, value)
-        return self[key]
+        with self._deriving:
+            if key not in self and self.derive is not None:
+                for name, value in self.derive().items():
+                    self.setdefault(name, value)
+                self.derive = None
+        return dict.__getitem__(self, key)  # a KeyError when the model has no such part either
 
 
 @dataclass(frozen=True, eq=False)
