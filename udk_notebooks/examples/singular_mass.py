@@ -54,10 +54,16 @@ If ``[M; A] v = 0`` then ``m v_x = m v_y = 0``, and the last two rows of
 in every configuration. So ``M + A^+ A`` is positive definite and the
 augmented form ``(M + A^+ A) q'' = Q + A^+ b`` (with the Udwadia-Kalaba
 equation applied to it) gives the motion, while the plain form, which needs
-``M^{-1/2}``, cannot even start. The same accelerations solve the
+``M^{-1/2}``, cannot even start. (As printed, the form adds a dimensionless
+projector to masses; with units it reads ``M + s A^+ A``, ``Q + s A^+ b`` for
+a mass ``s > 0``, and every such ``s`` gives the same motion.) The same accelerations solve the
 saddle-point system ``M q'' = Q + A^T lambda``, ``A q'' = b``
-(:func:`udk_notebooks.lagrange_multipliers`), whose matrix is invertible for
-the same reason.
+(:func:`udk_notebooks.lagrange_multipliers`). Its matrix
+``[[M, A^T], [A, 0]]`` is invertible when, besides the rank condition, ``A``
+has full row rank: a redundant row (one constraint written twice) makes it
+singular although ``q''`` stays unique. The three rows above are independent
+in every configuration: only the last two have entries in the ``x`` and ``y``
+columns, one each, and the first is not zero since ``u^2 + w^2 = l^2``.
 
 Because the sliders are massless and no applied force acts on them, the
 constraint force on them must vanish, ``F^L_u = F^L_w = 0``: a massless body
@@ -87,7 +93,10 @@ Encyclopedia article "Udwadia-Kalaba equation", section "Equation of motion"
 (singular mass matrices, ``M_A = M + A^+ A``). F. E. Udwadia,
 P. Phohomsiri, "Explicit equations of motion for constrained mechanical
 systems with singular mass matrices and applications to multi-body
-dynamics", Proc. R. Soc. A 462 (2006) 2097-2117.
+dynamics", Proc. R. Soc. A 462 (2006) 2097-2117. F. E. Udwadia,
+A. D. Schutte, "Equations of motion for general constrained systems in
+Lagrangian mechanics", Acta Mechanica 213 (2010) 111-129 (the auxiliary
+system with a positive definite mass matrix).
 """
 
 from __future__ import annotations

@@ -11,34 +11,44 @@ motion"; :func:`~udk_notebooks.examples.singular_mass.model`). Panels:
 (a) rails, sliders, bar and bob at the animated instant, with the forces on
     each: weight ``F^N`` and constraint force ``F^L`` (zero on a massless
     slider: it only passes forces on); the corner says the rank of ``M``;
-(b) the smallest eigenvalue of ``M`` and of ``M + A^+ A`` along the run: the
-    first is zero for a massless slider, the second never is;
+(b) the smallest eigenvalue of ``M`` and of ``M + s A^+ A`` with
+    ``s = 1 kg`` (:data:`AUGMENT_SCALE`) along the run: the first is zero for a
+    massless slider, the second never is. The article prints ``M + A^+ A``,
+    a dimensionless projector added to masses: read with units, a mass ``s``
+    multiplies it (and ``A^+ b`` in ``Q + s A^+ b``), and any ``s > 0`` gives the
+    same motion and constraint force (the auxiliary system of Udwadia &
+    Schutte, "Equations of motion for general constrained systems in
+    Lagrangian mechanics", Acta Mech. 213, 2010, 111-129);
 (c) the bar angle from the four-coordinate Udwadia-Kalaba run against the
     one-coordinate Lagrange route
     (:func:`~udk_notebooks.examples.singular_mass.minimal_acceleration`),
-    integrated independently: their difference is integration error. The
+    integrated independently: their difference is a consistency check between
+    two numerical routes, not an error against the exact motion. The
     Udwadia-Kalaba run uses Hairer's DOP853 (``simulate(..., method="dop853")``)
-    at ``rtol = 1e-7`` (:data:`UK_TOLERANCES`),
-    the Lagrange run a thousand times tighter (:data:`LAGRANGE_TOLERANCES`), so
-    the difference shown is integration error, mostly the first run's. Both
-    runs stop at every sample, so at the defaults each is far more accurate
-    than its tolerance (the difference stays near 1e-12 rad). The panel's
-    title states both relative tolerances ("tol", Udwadia-Kalaba first). Each
+    at ``rtol = 1e-7`` (:data:`UK_TOLERANCES`), the Lagrange run at
+    ``rtol = 1e-10`` (:data:`LAGRANGE_TOLERANCES`). Both runs stop at every
+    sample, so at the defaults their steps are far shorter than their
+    tolerances would allow: there the Lagrange run is within about 1e-14 rad
+    of a tight reference at either tolerance, and the difference shown, at
+    most about 5e-13 rad over the run, is the Udwadia-Kalaba run's (1.3e-13 rad
+    at ``rtol = 1e-10``). The panel's title states the relative tolerances of
+    the two runs it draws ("tol", Udwadia-Kalaba first). Each
     step of the first solves the Udwadia-Kalaba equation of a singular ``M``
     (:class:`~udk_notebooks.kernels.SingularKernel`, a few microseconds), so
     its tolerance sets the cost of an update. It is chosen by what the panels
     show: panel (a) cannot show an angle error below a thousandth of a radian,
     and panel (c) shows whatever error is left, on a log scale. The route
     steps to each sample, so at the defaults its steps are short and the
-    tolerance seldom binds: ``1e-7`` leaves about 1e-12 rad over the horizon
-    (measured against a ``1e-13`` Lagrange run), far below :data:`AGREEMENT`;
+    tolerance seldom binds: ``1e-7`` leaves at most about 5e-13 rad over the
+    horizon (measured against a ``1e-14`` Lagrange run), far below :data:`AGREEMENT`;
     at the sliders' ends it can leave much more (1.1 rad, and 0.09 rad at
     ``1e-8``, with ``l = 0.2``, ``c = 0.95``, massless sliders, ``g = 20``,
     ``theta0 = 1.55``, 15 s). So a run whose angle differs from the Lagrange
     route by more than :data:`AGREEMENT` is integrated again at
-    :data:`UK_TIGHT_TOLERANCES` (0.005 rad left in that case), and a difference
-    still past it is named in panel (a)'s corner: panel (c) then shows
-    integration error, not agreement.
+    :data:`UK_TIGHT_TOLERANCES` (0.005 rad left in that case), panel (c)'s title
+    then names the tolerances of that run, and a difference still past
+    :data:`AGREEMENT` is named in panel (a)'s corner: panel (c) then shows
+    disagreement, not consistency.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from matplotlib.text import Text
 
 from .._kept_code import compile_kept
 from ..examples import singular_mass
@@ -65,6 +76,16 @@ UK_TIGHT_TOLERANCES = dict(rtol=1e-10, atol=1e-12)
 """DOP853 tolerances of the Udwadia-Kalaba run drawn when the first one misses :data:`AGREEMENT`."""
 AGREEMENT = 1e-4
 """Largest angle difference (rad) from the Lagrange route for which the first, quicker run is drawn."""
+AUGMENT_SCALE = 1.0
+"""The mass ``s`` (kg) of panel (b)'s ``M + s A^+ A``: the article's ``M + A^+ A`` in the explorer's units."""
+
+
+def _difference_title(uk_rtol: float) -> str:
+    """Panel (c)'s title, naming the relative tolerances of the Udwadia-Kalaba run drawn and of the Lagrange run."""
+    def power(rtol: float) -> str:
+        return f"{rtol:.0e}".replace("e-0", "e-")  # 1e-07 -> 1e-7
+
+    return f"bar angle, two routes (tol {power(uk_rtol)}, {power(LAGRANGE_TOLERANCES['rtol'])})"
 
 
 @lru_cache(maxsize=1)
@@ -115,7 +136,7 @@ def lagrange_angles(rate, theta0: float, times: np.ndarray) -> np.ndarray:
 
 
 def _eigenvalues(cm, traj, p) -> tuple[np.ndarray, np.ndarray]:
-    """Smallest eigenvalue of ``M`` and of ``M + A^+ A`` at each sample, never below zero.
+    """Smallest eigenvalue of ``M`` and of ``M + s A^+ A`` (``s`` = :data:`AUGMENT_SCALE`) at each sample, never below zero.
 
     ``M = diag(mA, mB, m, m)`` is constant, so its smallest eigenvalue is one
     number (the smallest mass, exactly: ``eigvalsh`` of a diagonal matrix); the
@@ -127,7 +148,8 @@ def _eigenvalues(cm, traj, p) -> tuple[np.ndarray, np.ndarray]:
     M = terms[0][0]
     A = np.stack([term[2] for term in terms])
     smallest = np.full(len(terms), max(float(np.linalg.eigvalsh(M)[0]), 0.0))
-    return smallest, np.maximum(np.linalg.eigvalsh(M + np.linalg.pinv(A) @ A)[:, 0], 0.0)
+    augmented = M + AUGMENT_SCALE * (np.linalg.pinv(A) @ A)
+    return smallest, np.maximum(np.linalg.eigvalsh(augmented)[:, 0], 0.0)
 
 
 class SingularMassExplorer(SystemExplorer):
@@ -147,10 +169,11 @@ class SingularMassExplorer(SystemExplorer):
         # nonnegative: both matrices are positive semi-definite, so the view starts at zero, never below it
         Panel("smallest eigenvalue", "time t (s)", "eigenvalue (kg)", zero=True, nonnegative=True, curves=(
             time_curve("of M", lambda run: run.data["eig_M"], color=OKABE_ITO["vermillion"], ls="--"),
-            time_curve("of $M + A^+A$", lambda run: run.data["eig_augmented"], color=OKABE_ITO["blue"], ls="-"),
+            time_curve(f"of $M + sA^+A$, $s$ = {AUGMENT_SCALE:g} kg", lambda run: run.data["eig_augmented"],
+                       color=OKABE_ITO["blue"], ls="-"),
         )),
-        # The title's tolerances are UK_TOLERANCES' and LAGRANGE_TOLERANCES' rtol (a test holds them together).
-        Panel("bar angle, two routes (tol 1e-7, 1e-10)", "time t (s)", "difference (rad)", yscale="log", curves=(
+        # The title names the tolerances of the run drawn: draw() changes it when the tight rerun is shown.
+        Panel(_difference_title(UK_TOLERANCES["rtol"]), "time t (s)", "difference (rad)", yscale="log", curves=(
             time_curve(r"$|\theta_{UK} - \theta_{Lagrange}|$",
                        lambda run: run.data["angle_difference"],
                        color=OKABE_ITO["blue"], ls="-"),
@@ -169,6 +192,19 @@ class SingularMassExplorer(SystemExplorer):
 
     def default_mechanism(self):
         return singular_mass.mechanism()
+
+    def make_figure(self):
+        fig = super().make_figure()
+        ax = self._axes[2]
+        # panel (c)'s title artist, found by its text: draw() changes that text and keeps the base's style
+        self._difference_title = next(t for t in ax.get_children()
+                                      if isinstance(t, Text) and t.get_text() == ax.get_title(loc="left"))
+        return fig
+
+    def draw(self, result: SystemRun) -> None:
+        super().draw(result)
+        # a changed text marks panel (c) stale (redrawn in full); the same text costs nothing
+        self._difference_title.set_text(f"(c) {_difference_title(result.data['uk_rtol'])}")
 
     def run(self, m, g, l, c, mA, mB, theta0, horizon) -> SystemRun:
         params = dict(m=m, g=g, l=l, c=c, mA=mA, mB=mB)
@@ -195,7 +231,7 @@ class SingularMassExplorer(SystemExplorer):
         return SystemRun(
             traj, singular_mass.mechanism(**params),
             data={"eig_M": eig_m, "eig_augmented": eig_augmented,
-                  "angle_difference": difference},
+                  "angle_difference": difference, "uk_rtol": tolerances["rtol"]},
             info=info,
             model=cm,
         )
