@@ -42,7 +42,7 @@ test: venv
 
 # Students work in a copy of the lessons outside version control (autosave never touches lessons/):
 # lessons missing from it are copied in, lessons already there are kept as they are.
-# udk_notebooks.widgets.warm opens each explorer once per version of the package (about 20 s the first time),
+# udk_notebooks.widgets.warm opens each explorer once per version of the package (7 s of CPU the first time),
 # so that every kernel after it reads the explorers' compiled code from disk without importing sympy.
 # udk_notebooks.lab opens the browser where there is a desktop (LAB_BROWSER=no|yes to force), ends with one
 # line holding the URL, reuses a server that already serves $(WORKDIR), and stops the server on Ctrl-C.
