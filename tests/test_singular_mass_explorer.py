@@ -63,6 +63,8 @@ def test_route_difference_at_the_defaults_is_the_size_lesson_03_states():
     stated = int(quoted.group(1)) * 10.0 ** int(quoted.group(2))
     explorer = SingularMassExplorer()
     assert explorer.samples == 241 and "241 samples" in text
+    # the text says where the defaults start: released at rest from the angle it quotes
+    assert f"released at rest from $\\theta_0 = {explorer.values['theta0']:g}$ rad" in " ".join(text.split())
     run = explorer.result
     largest = float(np.abs(run.data["angle_difference"]).max())
     assert run.data["uk_rtol"] == UK_TOLERANCES["rtol"] and abs(run.data["angle_difference"][0]) <= 1e-15

@@ -181,9 +181,10 @@ def udwadia_kalaba(
     Notes
     -----
     For singular ``M`` the function uses the augmented system
-    ``M_A = M + s A^+ A``, ``Q_b = Q + s A^+ b`` (Udwadia & Phohomsiri 2006;
-    the encyclopedia article takes ``s = 1``; here ``s`` is the largest
-    eigenvalue of ``M`` so that both terms have the same scale). Because
+    ``M_A = M + s A^+ A``, ``Q_b = Q + s A^+ b`` (the auxiliary system of
+    Udwadia & Schutte 2010, which the encyclopedia article prints with
+    ``s = 1``; the rank condition: Udwadia & Phohomsiri 2006; here ``s`` is
+    the largest eigenvalue of ``M`` so that both terms have the same scale). Because
     ``A q'' = b``, ``M_A q'' - Q_b = M q'' - Q``, so the forces returned
     still satisfy ``M q'' = Q + F^L + F^C`` and the virtual-work properties.
     Where the saddle-point matrix ``[[M / s, A^T], [A, 0]]`` is well enough
@@ -679,7 +680,7 @@ def _solve_bordered(M, Q, A, b, C, scale, rank_rtol) -> Motion | None:
     row rank and ``[M; A]`` full column rank (the encyclopedia article's
     condition for unique accelerations with a singular ``M``). Then its
     solution is the motion of the augmented form ``M + s A^+ A`` (Udwadia &
-    Phohomsiri 2006): both are the unique ``q''`` with ``A q'' = b`` whose
+    Schutte 2010): both are the unique ``q''`` with ``A q'' = b`` whose
     constraint force ``M q'' - Q`` lies in the range of ``A^T``. The ideal
     force is ``F^L = M q'' - Q`` (the 2005 paper's Eq. 8 with ``C = 0``); a
     nonideal ``C`` (a callable one receives ``F^L``) adds the ``x_c`` of
