@@ -231,7 +231,97 @@ def test_a_damaged_store_file_is_compiled_afresh_and_rewritten(disk, damage):
     rewritten = json.loads(path.read_text())
     assert rewritten["facts"]["n"] == 2 and rewritten["name"] == "kepler.model"
     assert rewritten["format"] == kept_code.STORE_FORMAT
-    assert rewritten["digest"] == kept_code._digest({"functions": rewritten["functions"], "facts": rewritten["facts"]})
+    parts = ("format", "key", "name", "functions", "facts")
+    assert rewritten["digest"] == kept_code._digest({part: rewritten[part] for part in parts})
+
+
+def test_another_models_file_under_this_name_is_refused(disk):
+    """The digest covers the name: a file of another model, its name field edited, is not read as this model."""
+    compile_kept("kepler.model", kepler.model)
+    compile_kept("inclined_line.model", inclined_line.model)
+    (kepler_path,) = disk.glob("kepler.model-*.code.json")
+    (line_path,) = disk.glob("inclined_line.model-*.code.json")
+    foreign = json.loads(line_path.read_text())
+    foreign["name"] = "kepler.model"  # its digest left as written
+    kepler_path.write_text(json.dumps(foreign))
+    derived = []
+    compile_kept("kepler.model", lambda: derived.append(1) or kepler.model())
+    assert derived == [1]
+    assert json.loads(kepler_path.read_text())["functions"] != foreign["functions"]  # rewritten as kepler's
+
+
+def test_sources_changed_since_import_turn_the_disk_off(disk, monkeypatch):
+    """Modules loaded before an edit must not file their code under the edited sources' key (nor read it)."""
+    from udk_notebooks import _sources
+
+    compile_kept("kepler.model", kepler.model)
+    (path,) = disk.glob("kepler.model-*.code.json")
+    before = path.read_bytes()
+    monkeypatch.setattr(_sources, "_status", lambda: {"examples/kepler.py": (1, 2, 3)})  # a file touched
+    monkeypatch.setattr(_sources, "_changed", False)
+    assert kept_code.cache_directory() is None and kept_code.read_store("kepler.model") is None
+    derived = []
+    cm = compile_kept("kepler.model", lambda: derived.append(1) or kepler.model())
+    assert derived == [1] and cm.store is None  # compiled in memory only
+    assert path.read_bytes() == before and [p.name for p in disk.iterdir()] == [path.name]
+
+
+@pytest.mark.parametrize("undone", [False, True], ids=["edited", "edited and put back"])
+def test_an_example_edited_after_the_package_was_imported_keeps_nothing(tmp_path, undone):
+    """End to end, in a copy of the package: the edit lands between ``import udk_notebooks`` and the example's
+    import (an editor's save while a kernel is open). Its model must not be kept under either key, nor under
+    the original key when the edit is undone before the model is compiled (an undo, ``git stash pop``)."""
+    import shutil
+
+    copy = tmp_path / "src"
+    shutil.copytree(ROOT / "udk_notebooks", copy / "udk_notebooks", ignore=shutil.ignore_patterns("__pycache__"))
+    script = textwrap.dedent("""
+        import udk_notebooks
+        from pathlib import Path
+
+        example = Path(udk_notebooks.__file__).parent / "examples" / "kepler.py"
+        original = example.read_text()
+        example.write_text(original + "\\n# edited while a kernel was open\\n")
+        from udk_notebooks._kept_code import cache_directory, compile_kept
+        from udk_notebooks.examples import kepler
+
+        if {undone}:
+            example.write_text(original)
+
+        cm = compile_kept("kepler.model", kepler.model)
+        print(cache_directory() is None, cm.store is None)
+    """).replace("{undone}", str(undone))
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1", **{kept_code.CACHE_ENV: str(cache)})
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"] and not cache.exists()
+
+
+def test_only_files_the_package_named_are_removed(disk):
+    disk.mkdir(mode=0o700)
+    mine = [disk / "my-notes.code.json", disk / "kepler.model-draft.code.json"]
+    for path in mine:
+        path.write_text("a user's own file")
+    stale = disk / f"kepler.model-{'0' * 20}.code.json"  # kept code of another key: ours to drop
+    stale.write_text("{}")
+    compile_kept("kepler.model", kepler.model)
+    assert all(path.read_text() == "a user's own file" for path in mine) and not stale.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_folder_others_can_write_is_not_used(disk):
+    """Kept files are code the kernel runs: a folder that group or others can write is refused, once said."""
+    disk.mkdir(mode=0o700)
+    os.chmod(disk, 0o777)  # chmod: mkdir's mode is masked by the umask
+    with pytest.warns(UserWarning, match=r"can be written by group or others.*chmod go-w"):
+        assert kept_code.cache_directory() is None
+    derived = []
+    compile_kept("kepler.model", lambda: derived.append(1) or kepler.model())
+    assert derived == [1] and list(disk.iterdir()) == []
+    os.chmod(disk, 0o755)
+    assert kept_code.cache_directory() == disk
 
 
 def test_no_store_when_the_cache_is_off_and_bad_names_are_refused(monkeypatch):
@@ -271,3 +361,15 @@ def test_a_model_read_back_runs_without_importing_sympy(disk):
     final, imported = out.stdout.rsplit(" ", 1)
     assert imported.strip() == "False", "sympy was imported"
     assert json.loads(final) == here.q[-1].tolist()  # and it moved as the fresh compile did, to the last bit
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_kept_file_others_can_write_is_not_read(disk):
+    """The file is checked as opened, not only its folder: one that others could have written is not run."""
+    compile_kept("kepler.model", kepler.model)
+    (path,) = disk.glob("kepler.model-*.code.json")
+    os.chmod(path, 0o666)
+    derived = []
+    compile_kept("kepler.model", lambda: derived.append(1) or kepler.model())
+    assert derived == [1]
+    assert path.stat().st_mode & 0o777 == 0o600  # written again, by this user, for this user

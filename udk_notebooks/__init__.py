@@ -10,6 +10,10 @@ import importlib
 import importlib.util
 from typing import Any
 
+# First of the package's modules: the digest of its sources as this process loads them, the key of the
+# code kept on disk (an edit after this point turns the disk cache off for this process, never stale code on).
+from . import _sources  # noqa: F401
+
 # Each public name and the submodule that defines it. The submodules are imported on first use
 # (PEP 562 module ``__getattr__``), so ``import udk_notebooks`` and ``import udk_notebooks.widgets``
 # do not pay for sympy, scipy and matplotlib until a name that needs them is used.

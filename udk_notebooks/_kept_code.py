@@ -43,24 +43,28 @@ import platform
 import re
 import sys
 import tempfile
+import threading
 import weakref
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Callable
 
+from . import _sources
+
 if TYPE_CHECKING:
     from .compiled import CompiledModel
     from .model import Model
 
 __all__ = ["CACHE_ENV", "CodeStore", "cache_directory", "code_key", "compile_kept", "global_names", "kept",
-           "read_store", "source_key", "write_changed", "write_store"]
+           "read_store", "source_key", "trusted_file", "write_changed", "write_store"]
 
 CACHE_ENV = "UDK_NOTEBOOKS_CACHE"
 """Environment variable naming the cache directory; set to an empty string to keep nothing on disk."""
 
-STORE_FORMAT = 2
-"""Version of the layout of a kept store file; a file of another layout is generated again."""
+STORE_FORMAT = 3
+"""Version of the layout of a kept store file; a file of another layout is generated again (3: the digest
+covers the format, key and name too)."""
 
 ALLOWED_MODULES = ("builtins", "math", "cmath", "numpy", "scipy")
 """Modules (and their submodules) whose objects a kept function may read: those lambdify prints for."""
@@ -68,6 +72,7 @@ ALLOWED_MODULES = ("builtins", "math", "cmath", "numpy", "scipy")
 _numbers = itertools.count()
 _ABSENT = object()
 _READ = weakref.WeakSet()  # the stores read_store handed out in this process (write_changed writes them)
+_READ_LOCK = threading.Lock()  # a worker thread may read a store while the kernel writes the others
 
 
 class CodeStore:
@@ -222,12 +227,70 @@ def _rebuild(entry, name: str) -> Callable | None:
 # -- kept on disk ---------------------------------------------------------------------------------
 
 def cache_directory() -> Path | None:
-    """Where kept code is stored: ``$UDK_NOTEBOOKS_CACHE``, else the user's cache folder; None when disabled."""
+    """Where kept code is stored: ``$UDK_NOTEBOOKS_CACHE``, else the user's cache folder; None when off.
+
+    Off (None) when the variable is set empty; when the package's sources
+    changed since this process imported them (:func:`udk_notebooks._sources.unchanged`:
+    its modules may be older than the files, and code filed now under the
+    files' key would be stale); and when the folder could be written by
+    someone else (:func:`_trusted`), since a kept file is code the kernel runs.
+    """
     chosen = os.environ.get(CACHE_ENV)
     if chosen is not None:
-        return Path(chosen) if chosen.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "udk-notebooks"
+        if not chosen.strip():
+            return None
+        folder = Path(chosen)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = Path(base) / "udk-notebooks"
+    if not _sources.unchanged() or not _trusted(folder):
+        return None
+    return folder
+
+
+_WARNED: set[str] = set()
+
+
+def _trusted(folder: Path) -> bool:
+    """True unless ``folder`` exists and is owned by another user (root aside) or writable by group or others.
+
+    Kept files are Python source that a kernel executes: only their owner (or
+    root, for a cache an administrator warmed for a course) may be able to
+    change them. A folder that is refused is said once per process, with the fix.
+    """
+    try:
+        status = folder.stat()
+    except FileNotFoundError:
+        return True  # created by write_store, for this user only
+    except OSError:
+        return False
+    foreign = _foreign(status)
+    if not foreign and not status.st_mode & 0o022:
+        return True
+    if str(folder) not in _WARNED:
+        _WARNED.add(str(folder))
+        import warnings
+
+        reason = "belongs to another user" if foreign else "can be written by group or others"
+        warnings.warn(f"udk-notebooks does not use the kept code in {folder}: the folder {reason}, and kept code is "
+                      f"run by the kernel. Use a folder of your own (`chmod go-w {folder}`), or choose another with "
+                      f"${CACHE_ENV}; explorers start without it, compiling their models afresh.", stacklevel=3)
+    return False
+
+
+def _foreign(status: os.stat_result) -> bool:
+    """True when the file or folder belongs to neither this user nor root (POSIX; never on other systems)."""
+    return hasattr(os, "getuid") and status.st_uid not in (0, os.getuid())
+
+
+def trusted_file(handle) -> bool:
+    """True when the open file ``handle`` belongs to this user (or root) and no one else can write it.
+
+    Checked on the open file itself (``fstat``), after :func:`cache_directory`
+    checked its folder: what is read is what was checked.
+    """
+    status = os.fstat(handle.fileno())
+    return not _foreign(status) and not status.st_mode & 0o022
 
 
 def _version(distribution: str) -> str:
@@ -250,13 +313,11 @@ def source_key() -> str:
     Any edit to ``udk_notebooks/*.py`` or ``udk_notebooks/examples/*.py`` (the
     symbolic layer and the examples), or another sympy or Python, gives
     another key, so kept work is never read by code that would do it differently.
+    The sources are those this process imported (:data:`udk_notebooks._sources.AT_IMPORT`),
+    not the files as they are now: after an edit the disk cache is off (:func:`cache_directory`).
     """
-    digest = hashlib.sha256(f"{_version('sympy')} {platform.python_version()}".encode())
-    package = Path(__file__).resolve().parent
-    for path in sorted([*package.glob("*.py"), *package.glob("examples/*.py")]):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:20]
+    text = f"{_version('sympy')} {platform.python_version()} {_sources.AT_IMPORT}"
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 def code_key() -> str:
@@ -278,15 +339,21 @@ def store_path(folder: Path, name: str) -> Path:
 
 
 def _digest(payload: dict) -> str:
+    """SHA-256 of the whole record but its digest: format, key, name, functions and facts."""
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+_KEPT_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}-[0-9a-f]{20}\.code\.json")
+"""The names :func:`store_path` gives: only such files are ever removed from the cache folder."""
 
 
 def read_store(name: str) -> CodeStore | None:
     """The store kept under ``name`` (an empty one when there is none or it is not sound); None: no disk cache.
 
-    A file is read only when its name, its recorded key and name, its layout
-    and the digest of its content all agree; otherwise the returned store is
-    empty and marked changed, so that :func:`write_store` replaces the file.
+    A file is read only when it is this user's own and no one else can write
+    it (:func:`trusted_file`), and its name, its recorded key and name, its
+    layout and the digest of its content all agree; otherwise the returned
+    store is empty and marked changed, so that :func:`write_store` replaces it.
     """
     folder = cache_directory()
     if folder is None:
@@ -295,14 +362,17 @@ def read_store(name: str) -> CodeStore | None:
     path = store_path(folder, name)
     try:
         with open(path, encoding="utf-8") as handle:
+            if not trusted_file(handle):
+                raise PermissionError(f"{path} can be written by someone else")  # kept code is code: not read
             kept_file = json.load(handle)
-        payload = {"functions": kept_file["functions"], "facts": kept_file["facts"]}
+        payload = {part: kept_file[part] for part in ("format", "key", "name", "functions", "facts")}
         sound = (kept_file["format"] == STORE_FORMAT and kept_file["key"] == code_key() and kept_file["name"] == name
                  and isinstance(payload["functions"], dict) and isinstance(payload["facts"], dict)
                  and kept_file["digest"] == _digest(payload))
     except FileNotFoundError:
         store = CodeStore(name=name)
-        _READ.add(store)
+        with _READ_LOCK:
+            _READ.add(store)
         return store
     except Exception:  # truncated, not JSON, not our layout: generate afresh, and write it again
         sound = False
@@ -311,7 +381,8 @@ def read_store(name: str) -> CodeStore | None:
         store.changed = True
     else:
         store = CodeStore(payload["functions"], payload["facts"], name=name)
-    _READ.add(store)
+    with _READ_LOCK:
+        _READ.add(store)
     return store
 
 
@@ -329,23 +400,26 @@ def write_store(store: CodeStore) -> None:
     if store.name is None or not store.changed or folder is None:
         return
     key = code_key()
-    payload = {"functions": store.entries, "facts": store.facts}
-    kept_file = {"format": STORE_FORMAT, "key": key, "name": store.name, **payload, "digest": _digest(payload)}
+    # Marked written before the copies: a function another thread records meanwhile marks it changed again
+    # (and is written next time) instead of being lost; the copy of a dict is atomic in CPython.
+    store.changed = False
+    payload = {"format": STORE_FORMAT, "key": key, "name": store.name, "functions": dict(store.entries),
+               "facts": dict(store.facts)}
     partial = None
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        kept_file = {**payload, "digest": _digest(payload)}
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".store-", suffix=".json", delete=False,
                                          encoding="utf-8") as handle:
             partial = handle.name
             json.dump(kept_file, handle)
         os.replace(partial, store_path(folder, store.name))
         partial = None
-        store.changed = False
-        for old in folder.glob("*.code.json"):
-            if not old.name.endswith(f"-{key}.code.json"):
+        for old in folder.glob("*.code.json"):  # kept code of other keys; never a file we did not name
+            if _KEPT_FILE.fullmatch(old.name) and not old.name.endswith(f"-{key}.code.json"):
                 old.unlink(missing_ok=True)
-    except (OSError, TypeError, ValueError):  # read-only or full disk, or a value JSON cannot hold
-        pass
+    except (OSError, TypeError, ValueError):  # read-only or full disk, or a value JSON cannot hold: not tried
+        pass  # again for this store until it changes again (an update must not retry on every slider move)
     finally:
         if partial is not None:
             Path(partial).unlink(missing_ok=True)
@@ -353,7 +427,9 @@ def write_store(store: CodeStore) -> None:
 
 def write_changed() -> None:
     """:func:`write_store` for every store read in this process that changed (new code built on demand)."""
-    for store in list(_READ):
+    with _READ_LOCK:
+        stores = list(_READ)
+    for store in stores:
         if store.changed:
             write_store(store)
 

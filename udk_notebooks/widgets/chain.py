@@ -28,6 +28,7 @@ to evaluate and draw.
 from __future__ import annotations
 
 import os
+import re
 import time
 from functools import lru_cache, partial
 from pathlib import Path
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._kept_code import CACHE_ENV, cache_directory, compile_kept, source_key, write_changed
+from .._kept_code import CACHE_ENV, cache_directory, compile_kept, source_key, trusted_file, write_changed
 from ..examples import chain
 from ..plotting import OKABE_ITO
 from ..simulation import simulate
@@ -124,6 +125,8 @@ def _read(path: Path, N: int) -> Model | None:
 
     try:
         with open(path, "rb") as handle:
+            if not trusted_file(handle):  # a pickle is code too: only the user's own, unwritable by others
+                return None
             model = pickle.load(handle)
     except Exception:  # missing, truncated, written by another version: derive again
         return None
@@ -139,14 +142,14 @@ def _write(folder: Path, path: Path, model: Model, key: str) -> None:
 
     unfinished = None  # a temporary file not yet renamed into place
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".chain-", delete=False) as handle:
             unfinished = handle.name
             pickle.dump(model, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(unfinished, path)  # readers see no file or the whole file, never a part
         unfinished = None
-        for old in folder.glob("chain-*-*.pickle"):
-            if not old.name.endswith(f"-{key}.pickle"):
+        for old in folder.glob("chain-*-*.pickle"):  # chains of other keys; never a file we did not name
+            if re.fullmatch(r"chain-\d+-[0-9a-f]{20}\.pickle", old.name) and not old.name.endswith(f"-{key}.pickle"):
                 old.unlink(missing_ok=True)
     except (OSError, pickle.PicklingError, TypeError, AttributeError):  # read-only or full disk, or an
         # object that does not pickle: the session's own cache still serves

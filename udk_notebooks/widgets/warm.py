@@ -15,6 +15,7 @@ a file ``warmed-KEY`` in the cache folder records it, and an edit of the package
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from pathlib import Path
 
@@ -64,12 +65,12 @@ def warm_cache(names=None, force: bool = False) -> list[str]:
         explorer.close()
         write_changed()
         opened.append(name)
-    if everything:
+    if everything and cache_directory() is not None:  # None now: the sources changed meanwhile, nothing kept
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             _stamp(folder).touch()
-            for old in folder.glob("warmed-*"):
-                if old.name != _stamp(folder).name:
+            for old in folder.glob("warmed-*"):  # stamps of other keys; never a file we did not name
+                if re.fullmatch(r"warmed-[0-9a-f]{20}", old.name) and old.name != _stamp(folder).name:
                     old.unlink(missing_ok=True)
         except OSError:  # a folder that cannot be written: nothing was kept either
             return opened
