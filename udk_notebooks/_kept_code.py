@@ -264,14 +264,13 @@ def _trusted(folder: Path) -> bool:
         return True  # created by write_store, for this user only
     except OSError:
         return False
-    foreign = _foreign(status)
-    if not foreign and not status.st_mode & 0o022:
+    if _safe(status):
         return True
     if str(folder) not in _WARNED:
         _WARNED.add(str(folder))
         import warnings
 
-        reason = "belongs to another user" if foreign else "can be written by group or others"
+        reason = "belongs to another user" if _foreign(status) else "can be written by group or others"
         warnings.warn(f"udk-notebooks does not use the kept code in {folder}: the folder {reason}, and kept code is "
                       f"run by the kernel. Use a folder of your own (`chmod go-w {folder}`), or choose another with "
                       f"${CACHE_ENV}; explorers start without it, compiling their models afresh.", stacklevel=3)
@@ -283,14 +282,18 @@ def _foreign(status: os.stat_result) -> bool:
     return hasattr(os, "getuid") and status.st_uid not in (0, os.getuid())
 
 
+def _safe(status: os.stat_result) -> bool:
+    """The one rule for folders and files: this user's (or root's), and writable by no one else."""
+    return not _foreign(status) and not status.st_mode & 0o022
+
+
 def trusted_file(handle) -> bool:
     """True when the open file ``handle`` belongs to this user (or root) and no one else can write it.
 
     Checked on the open file itself (``fstat``), after :func:`cache_directory`
     checked its folder: what is read is what was checked.
     """
-    status = os.fstat(handle.fileno())
-    return not _foreign(status) and not status.st_mode & 0o022
+    return _safe(os.fstat(handle.fileno()))
 
 
 def _version(distribution: str) -> str:
