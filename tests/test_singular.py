@@ -195,7 +195,9 @@ def test_on_singular_raise_carries_time_state_rows_and_the_trajectory(four_bar):
         simulate(compiled, (0.0, 2.0), q0, qd0, method="RK45", on_singular="raise")
     error = info.value
     assert isinstance(error, SimulationError) and error.singularity.rows == (0,)
-    assert error.time == error.singularity.time < change and error.trajectory.status == "singular"
+    # RK45's own path reaches the change point within its tolerance of the exact time, not before it
+    assert error.time == error.singularity.time == pytest.approx(change, abs=1e-6)
+    assert error.trajectory.status == "singular" and error.trajectory.t[-1] < error.time
     np.testing.assert_array_equal(error.state, error.singularity.state)
 
 
@@ -243,10 +245,12 @@ def test_on_singular_is_checked():
 def test_a_solver_that_gives_up_says_when_and_keeps_the_samples(four_bar):
     """Without the check, BDF gives up past the change point; its error carries the time and the run."""
     compiled, q0, qd0, change = four_bar
-    with pytest.raises(SimulationError, match=r"the run failed at t = 1\.6.*BDF.*gave up") as info:
+    with pytest.raises(SimulationError, match=r"the run failed at t = .*BDF.*gave up") as info:
         simulate(compiled, (0.0, 2.0), q0, qd0, method="BDF", on_singular="ignore")
     error = info.value
-    assert 1.5 < error.time < 2.0 and error.state.shape == (6,)
+    # where past the change point BDF gives up depends on the machine's rounding (1.6 on one, 0.75 on another)
+    assert change < error.time < 2.0 and error.state.shape == (6,)
+    assert f"the run failed at t = {error.time:.6g} " in str(error)
     assert error.trajectory.status == "failed" and error.trajectory.t[-1] < error.time
     assert error.trajectory.t.size > 10
 

@@ -303,5 +303,5 @@ class ChainExplorer(SystemExplorer):
             traj = simulate(cm, (0.0, horizon), q0, qd0, method=method, step=step, params=params,
                             t_eval=output_times(horizon, step, self.frames))
         cost = evaluation_cost(cm, q0, qd0, cm.parameters(params))
-        return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates: {cost * 1e6:.0f} us per evaluation",
+        return SystemRun(traj, chain.mechanism(N), info=f"{2 * N} coordinates\n{cost * 1e6:.0f} \u00b5s per evaluation",
                          model=cm)
