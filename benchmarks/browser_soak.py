@@ -15,10 +15,11 @@ each the cheapest test that shows it, so that 20 runs fit in about an hour on a 
       test_lesson_browser.py::test_lesson_01_runs_and_slider_redraws: lesson 01's explorer
       (ipympl) must show its first frame, then redraw after arrow-key presses on its slider.
   first drag lost
-      test_first_drag_browser.py::...[07_...]: a mouse drag of lesson 07's first slider right
-      after Run All must reach the kernel (read back from it) and redraw. Lesson 07's explorer
-      (inclined line) is the cheapest of the three lessons that lost it; the loss came from
-      the page (a pointercancel on the figure image), not from the explorer's cost.
+      test_every_lesson_browser.py::...[07_...]: a mouse drag of lesson 07's first slider right
+      after Run All must reach the kernel (read back from it) and redraw, then every explorer of
+      the lesson must redraw after a keyboard step. Lesson 07's explorer (inclined line) is the
+      cheapest of the three lessons that lost it; the loss came from the page (a pointercancel
+      on the figure image), not from the explorer's cost.
   reopened lesson
       test_reopen_browser.py: lesson 07 saved, its kernel shut down, the page loaded again
       must show the "run this cell" note instead of "model not found".
@@ -73,7 +74,7 @@ SOAK_SET = {
     "figure never appears, keyboard":
         "tests/browser/test_lesson_browser.py::test_lesson_01_runs_and_slider_redraws",
     "first drag lost":
-        "tests/browser/test_first_drag_browser.py::test_first_drag_reaches_the_kernel_and_redraws"
+        "tests/browser/test_every_lesson_browser.py::test_lesson_runs_and_every_explorer_responds"
         "[07_analytical_dynamics_experimental.ipynb]",
     "reopened lesson":
         "tests/browser/test_reopen_browser.py::test_reopened_lesson_says_to_run_the_explorer_cell",

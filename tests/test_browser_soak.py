@@ -59,7 +59,7 @@ def test_the_soak_set_covers_every_failure_mode_of_issue_24(soak):
         path, _, name = node.partition("::")
         source = (root / path).read_text(encoding="utf-8")
         assert f"def {name.split('[')[0]}(" in source, f"{node}: no such test"
-    lessons = {node.split("[")[1].rstrip("]") for node in soak.SOAK_SET.values() if "test_first_drag" in node}
+    lessons = {node.split("[")[1].rstrip("]") for node in soak.SOAK_SET.values() if "test_every_lesson" in node}
     assert all((root / "lessons" / lesson).is_file() for lesson in lessons), lessons
     from udk_notebooks.widgets import EXPLORERS
 

@@ -148,36 +148,52 @@ def _kernels(voila_pid: int) -> list[int]:
     return pids
 
 
-def _wait_for_kernels(voila_pid: int, count: int, timeout: float) -> list[int]:
+def _wait_gone(voila_pid: int, pids: set[int], timeout: float) -> set[int]:
+    """Those of ``pids`` still running after they ended or ``timeout`` seconds passed.
+
+    The kernels of earlier tests' pages are left out: they end on their own schedule (a page
+    closed without its goodbye waits for the culler), and waiting for them cost a minute.
+    """
     deadline = time.monotonic() + timeout
-    while (kernels := _kernels(voila_pid)) and len(kernels) > count and time.monotonic() < deadline:
+    while (left := pids & set(_kernels(voila_pid))) and time.monotonic() < deadline:
         time.sleep(0.5)
-    return kernels
+    return left
+
+
+def _new_kernels(voila_pid: int, before: set[int], timeout: float = 10.0) -> set[int]:
+    """Kernels started since ``before`` was taken (waiting up to ``timeout`` s for the first)."""
+    deadline = time.monotonic() + timeout
+    while not (new := set(_kernels(voila_pid)) - before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return new
 
 
 def test_a_closed_page_kernel_goes_away(voila, page_at):
     """Closing the tab ends the page's kernel (Voila's beforeunload request), long before the culler would."""
     url, _, pid = voila
-    baseline = len(_wait_for_kernels(pid, 0, CULL_WAIT))  # earlier tests' pages, ended by now
+    before = set(_kernels(pid))
     page = page_at(LAPTOP, timeout_ms=PAGE_TIMEOUT_MS)
     page.goto(f"{url}/voila/render/{sorted(EXPLORERS)[0]}.ipynb")
     page.locator(".widget-slider").first.wait_for()
-    assert len(_kernels(pid)) == baseline + 1, "the page did not start one kernel"
+    mine = _new_kernels(pid, before)
+    assert len(mine) == 1, f"the page started {len(mine)} kernels, not one"
     page.close(run_before_unload=True)  # the tab goes, as when a student closes it
-    left = _wait_for_kernels(pid, baseline, CULL_WAIT)
-    assert len(left) == baseline, f"{len(left) - baseline} kernel(s) of the closed page still run after {CULL_WAIT} s"
+    left = _wait_gone(pid, mine, CULL_WAIT)
+    assert not left, f"the closed page's kernel still runs after {CULL_WAIT} s"
 
 
 def test_a_kernel_without_its_page_is_culled(culling_voila):
     """A tab that never says goodbye (crash, sleep): no beforeunload, so only the culler can end its kernel."""
     url, log_path, pid = culling_voila
-    baseline = len(_wait_for_kernels(pid, 0, CULL_WAIT))
+    before = set(_kernels(pid))
     started = log_path.read_text(errors="replace").count("Kernel started:")
     # a bare GET renders the page and starts its kernel; no browser ever connects to it
     urllib.request.urlopen(f"{url}/voila/render/{GALLERY}", timeout=PAGE_TIMEOUT_MS / 1000).read()
     assert log_path.read_text(errors="replace").count("Kernel started:") == started + 1
-    left = _wait_for_kernels(pid, baseline, CULL_WAIT)
-    assert len(left) == baseline, f"the culler left {len(left) - baseline} idle kernel(s) after {CULL_WAIT} s"
+    mine = _new_kernels(pid, before)
+    assert len(mine) == 1, f"the page started {len(mine)} kernels, not one"
+    left = _wait_gone(pid, mine, CULL_WAIT)
+    assert not left, f"the culler left the idle kernel running after {CULL_WAIT} s"
     assert "Culling 'idle' kernel" in log_path.read_text(errors="replace"), "the kernel ended, but not by the culler"
 
 
