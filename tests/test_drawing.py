@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import re
 
 import matplotlib
@@ -11,7 +13,7 @@ from matplotlib.animation import writers
 from PIL import Image
 
 import udk_notebooks as udk
-from udk_notebooks.drawing import ForceSite, Joint, Mechanism, MechanismView, Rod
+from udk_notebooks.drawing import LAYOUT_PASSES, LAYOUT_SETTLED_PX, ForceSite, Joint, Mechanism, MechanismView, Rod
 from udk_notebooks.examples import (
     carriage_pendulum,
     chain,
@@ -110,6 +112,60 @@ def test_animation_exports(runs, tmp_path):
     else:
         with pytest.raises(RuntimeError, match="ffmpeg"):
             animation.save_mp4(tmp_path / "run.mp4")
+
+
+def _frames(html: str) -> list[np.ndarray]:
+    """The RGB pixels of every frame of a to_jshtml page."""
+    return [np.asarray(Image.open(io.BytesIO(base64.b64decode(f.split(",", 1)[1]))))[..., :3].astype(int)
+            for f in re.findall(r'frames\[\d+\] = "([^"]+)"', html)]
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_blitted_frames_are_the_full_draws(runs, name):
+    """Each frame drawn over the kept still part is the pixels of a full draw of that frame."""
+    trajectory, mechanism = runs[name]
+    blitted = _frames(udk.animate(trajectory, mechanism, frames=8).to_jshtml())
+    full = udk.animate(trajectory, mechanism, frames=8)
+    full._moving = None  # the same layout, each frame drawn in full
+    drawn = _frames(full.to_jshtml())
+    assert len(blitted) == len(drawn) == 8
+    for k, (a, b) in enumerate(zip(blitted, drawn)):
+        assert a.shape == b.shape and np.abs(a - b).max() <= 1, f"{name}, frame {k}: blitted frame differs"
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_one_layout_is_every_frames_layout(runs, name):
+    """MechanismAnimation lays the figure out for the first frame only, until the layout settles.
+
+    matplotlib's ``FuncAnimation.to_jshtml`` lays out every frame anew, each pass starting from the
+    last; the passes converge (the axes move by about a quarter of the last move each time), so its
+    frames drift by a pixel or so from one to the next. The layout kept must be where matplotlib's
+    passes end, within a tenth of a pixel: a label or tick that moved the layout in a later frame
+    would move them further.
+    """
+    trajectory, mechanism = runs[name]
+
+    def layouts(animation, write) -> list[np.ndarray]:
+        """The axes' box in pixels (as laid out, before the aspect is applied) after each layout pass."""
+        figure, boxes = animation.figure, []
+        engine = figure.get_layout_engine()
+        lay_out = engine.execute
+
+        def recorded(fig):
+            lay_out(fig)
+            boxes.append(np.asarray(fig.axes[0].get_position(original=True).bounds) * np.tile(fig.bbox.size, 2))
+
+        engine.execute = recorded
+        write(animation)
+        return boxes
+
+    kept = layouts(udk.animate(trajectory, mechanism, frames=6), lambda a: a.to_jshtml())
+    theirs = layouts(udk.animate(trajectory, mechanism, frames=6),  # two passes a frame
+                     lambda a: a.animation.to_jshtml(fps=20, default_mode="loop"))
+    assert 1 <= len(kept) <= LAYOUT_PASSES and len(theirs) >= 6  # ours: the first frame's passes until settled
+    assert np.abs(theirs[-1] - theirs[-2]).max() < LAYOUT_SETTLED_PX, f"{name}: matplotlib's layout has not settled"
+    shift = float(np.abs(theirs[-1] - kept[-1]).max())
+    assert shift <= 0.1, f"{name}: the layout kept is {shift:.2f} px from where matplotlib's passes settle"
 
 
 def test_default_animation_stays_small(runs):
