@@ -829,46 +829,100 @@ class MechanismAnimation:
         The writers save each frame with ``figure.savefig(buffer, format=..., dpi=...)``, a
         full draw: axes, ticks, labels, key and trace again for every frame, though only the
         mechanism moves. Here the first frame draws the figure without the moving artists
-        (:attr:`MechanismView.artists`) and keeps those pixels; each frame puts them back and
-        draws the moving artists over them, as the explorers do. That is the full draw where
-        the moving artists lie above every still artist they cross, which
-        ``tests/test_drawing.py`` checks frame by frame for every example system. Only PNG and
-        raw RGBA frames at the figure's own dpi, on the figure's own opaque background (the
-        writers ask for it pre-composited on white), take this route; any other call is a
-        true ``savefig``. Measured by ``benchmarks/animation.py`` (80 frames of the growing
-        circle, idle machine): matplotlib's own route 22.7 s, one layout and a full draw per
-        frame 9.3 s, blitted 1.5 s.
+        (:attr:`MechanismView.artists`) and keeps those pixels; a frame puts them back and
+        draws the moving artists over them, as the explorers do. That is the full draw only
+        where no still artist is drawn above a moving one: a frame in which a moving artist's
+        box meets the box of a still artist of the same or a higher z-order (a spine, a grid
+        line, a tick, a key, a guide drawn later, any figure-level artist) is drawn in full
+        instead. ``tests/test_drawing.py`` compares the frames with full draws, frame by
+        frame, for every example system, with a grid, and with a guide over a moving one.
+        Only PNG and raw RGBA frames at the figure's own dpi, on the figure's own opaque
+        background (as the writer's arguments or, where it passes none, the ``savefig.*``
+        settings say), take this route; any other call is a true ``savefig``. Measured by
+        ``benchmarks/animation.py`` (80 frames of the growing circle, idle machine):
+        matplotlib's own route 22.7 s, one layout and a full draw per frame 9.3 s, blitted 1.5 s.
         """
+        import matplotlib
+        from matplotlib.axis import Axis
         from matplotlib.colors import to_rgba
         from matplotlib.image import imsave
 
         figure, canvas = self.figure, self.figure.canvas
-        still: list = []
+        moving = self._moving
+        chosen = set(map(id, moving))
+        still: list = []  # the pixels without the moving artists, once drawn
+        above: list = []  # boxes (pixels) of the still artists drawn at or above the lowest moving artist
         background = to_rgba(figure.get_facecolor())
 
         def own_background(facecolor=None, transparent=None) -> bool:
+            if transparent is None:
+                transparent = matplotlib.rcParams["savefig.transparent"]
+            if facecolor is None:
+                facecolor = matplotlib.rcParams["savefig.facecolor"]
             if transparent or background[3] != 1.0:
                 return False
-            return facecolor is None or np.allclose(to_rgba(facecolor), background, rtol=0, atol=1e-12)
+            return (isinstance(facecolor, str) and facecolor == "auto") or np.allclose(
+                to_rgba(facecolor), background, rtol=0, atol=1e-12)
+
+        def boxes_above(renderer) -> list:
+            low = min((artist.get_zorder() for artist in moving), default=np.inf)
+            found = [child.get_window_extent(renderer) for child in figure.get_children()
+                     if child is not figure.patch and child not in figure.axes and child.get_visible()]
+            for ax in figure.axes:
+                for child in ax.get_children():
+                    if (id(child) in chosen or child is ax.patch or not child.get_visible()
+                            or child.get_zorder() < low):
+                        continue
+                    if isinstance(child, Axis):  # its ticks and grid lines, which may reach into the axes
+                        ticks = child.get_major_ticks() + child.get_minor_ticks()
+                        parts = [line for tick in ticks for line in (tick.tick1line, tick.tick2line, tick.gridline)
+                                 if tick.get_visible() and line.get_visible()]
+                        found += [line.get_window_extent(renderer) for line in parts]
+                        found.append(child.get_tightbbox(renderer))
+                    else:
+                        found.append(child.get_window_extent(renderer))
+            return [box.padded(2) for box in found if box is not None and np.all(np.isfinite(box.bounds))]
+
+        def covered(renderer) -> bool:
+            """Whether a still artist drawn above may cross a moving artist in this frame."""
+            for artist in moving:
+                if not artist.get_visible():
+                    continue
+                box = artist.get_window_extent(renderer)
+                clip = artist.get_clip_box() if artist.get_clip_on() else None
+                if clip is not None:
+                    box = Bbox.intersection(box, clip)
+                if box is None or not np.all(np.isfinite(box.bounds)) or box.width < 0 or box.height < 0:
+                    continue
+                if any(box.overlaps(other) for other in above):
+                    return True
+            return False
 
         def save(fname, *args, format=None, dpi=None, **options):
             if (args or set(options) - {"facecolor", "transparent"} or not own_background(**options)
                     or format not in ("png", "rgba") or dpi not in (None, "figure", figure.dpi)):
                 return savefig(fname, *args, format=format, dpi=dpi, **options)
             if not still:
+                engine = figure.get_layout_engine()
+                if engine is not None:
+                    engine.execute(figure)  # the one layout, with the moving artists in it
                 # hidden for the one full draw (an animation being saved draws "animated" artists too)
-                shown = [artist.get_visible() for artist in self._moving]
-                for artist in self._moving:
+                shown = [artist.get_visible() for artist in moving]
+                for artist in moving:
                     artist.set_visible(False)
                 canvas.draw()
                 still.append(canvas.copy_from_bbox(figure.bbox))
-                for artist, visible in zip(self._moving, shown):
+                for artist, visible in zip(moving, shown):
                     artist.set_visible(visible)
+                above.extend(boxes_above(canvas.get_renderer()))
+            renderer = canvas.get_renderer()
+            if covered(renderer):
+                canvas.draw()  # a still artist over a moving one here: this frame in full
             else:
                 canvas.restore_region(still[0])
-            for artist in sorted(self._moving, key=lambda a: a.get_zorder()):
-                if artist.get_visible():
-                    figure.draw_artist(artist)
+                for artist in sorted(moving, key=lambda a: a.get_zorder()):
+                    if artist.get_visible():
+                        figure.draw_artist(artist)
             rgba = np.asarray(canvas.buffer_rgba())
             if format == "rgba":
                 fname.write(rgba.tobytes())
