@@ -784,10 +784,12 @@ class MechanismAnimation:
         :data:`LAYOUT_SETTLED_PX`); every later frame keeps that layout. A layout reads the
         axes' decorations (ticks, labels, title) and the texts outside the axes; in a frame of
         :func:`animate` the limits are those of the whole run and the force labels are placed
-        inside the axes, so every frame has the same layout. matplotlib's own route lays out
-        each frame from the last, and its frames drift by a pixel or so while its passes
-        converge to that same layout (``tests/test_drawing.py`` checks where they end). The
-        frames themselves are blitted where the writer allows (:meth:`_blitted_savefig`).
+        inside the axes where there is room, so every frame has the same layout. matplotlib's
+        own route lays out each frame from the last, and its frames drift by a pixel or so
+        while its passes converge to that same layout (``tests/test_drawing.py`` checks where
+        they end). A label pushed out of the axes in a later frame (no room inside) would move
+        matplotlib's layout for that frame; here the frames stay where they are. The frames
+        themselves are blitted where the writer allows (:meth:`_blitted_savefig`).
         """
         figure, canvas = self.figure, self.figure.canvas
         engine = figure.get_layout_engine()
