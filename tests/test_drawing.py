@@ -120,24 +120,22 @@ def _frames(html: str) -> list[np.ndarray]:
             for f in re.findall(r'frames\[\d+\] = "([^"]+)"', html)]
 
 
-@pytest.mark.parametrize("name", sorted(SYSTEMS))
-def test_blitted_frames_are_the_full_draws(runs, name):
-    """Each frame drawn over the kept still part is the pixels of a full draw of that frame."""
-    trajectory, mechanism = runs[name]
-    blitted = _frames(udk.animate(trajectory, mechanism, frames=8).to_jshtml())
-    full = udk.animate(trajectory, mechanism, frames=8)
-    full._moving = None  # the same layout, each frame drawn in full
-    drawn = _frames(full.to_jshtml())
-    assert len(blitted) == len(drawn) == 8
-    for k, (a, b) in enumerate(zip(blitted, drawn)):
-        assert a.shape == b.shape and np.abs(a - b).max() <= 1, f"{name}, frame {k}: blitted frame differs"
-
-
 def _blitted_and_full(trajectory, mechanism, frames=6, write=lambda a: _frames(a.to_jshtml())):
+    """The frames of the same animation blitted and drawn in full (the same layout), as ``write`` reads them."""
     blitted = write(udk.animate(trajectory, mechanism, frames=frames))
     full = udk.animate(trajectory, mechanism, frames=frames)
     full._moving = None
     return blitted, write(full)
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_blitted_frames_are_the_full_draws(runs, name):
+    """Each frame drawn over the kept still part is the pixels of a full draw of that frame."""
+    trajectory, mechanism = runs[name]
+    blitted, drawn = _blitted_and_full(trajectory, mechanism, frames=8)
+    assert len(blitted) == len(drawn) == 8
+    for k, (a, b) in enumerate(zip(blitted, drawn)):
+        assert a.shape == b.shape and np.abs(a - b).max() <= 1, f"{name}, frame {k}: blitted frame differs"
 
 
 def test_a_still_artist_over_a_moving_one_is_drawn_over_it(runs):
