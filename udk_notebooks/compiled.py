@@ -1064,6 +1064,48 @@ class CompiledModel(ContactForces):
 
         return rate
 
+    def stabilized_rate(self, p, stabilization) -> Callable:
+        """``(t, y) -> (q', q'')`` of :meth:`accelerations` with ``stabilization``'s correction of ``b``.
+
+        :meth:`plain_rate` for a stabilized run: at each call the residuals
+        give the correction (``stabilization.correction(*residuals(...))``)
+        and :meth:`accelerations` solves with it. Where the model has a
+        scalar kernel that takes this ``M``, the kernel and its mass factors
+        are bound here, once, instead of at every call (a stabilized run calls
+        this thousands of times with the same ``p``); the statements, the
+        tests and so the numbers are those of :meth:`accelerations`, and a
+        state the kernel declines goes the general route there.
+
+        Parameters
+        ----------
+        p : ndarray, shape (len(parameter_names),)
+            Parameter values, as :meth:`parameters` returns them.
+        stabilization : Baumgarte or GainMatrix
+            Its ``correction(phi, velocity)`` is added to ``b``.
+
+        Returns
+        -------
+        callable
+            ``rate(t, y)`` with ``y = (q, q')`` of shape (2n,); returns shape (2n,).
+        """
+        p = np.asarray(p, dtype=float)
+        n, p_list, entries, residuals = self.n, p.tolist(), self._entries, self.residuals
+        correct = stabilization.correction
+        fast = self.kernel.corrected_qdd_solver(p) if self._fast_kind() == "kernel" else None
+
+        def rate(t, y):
+            q, qd = y[:n], y[n:]
+            q_list, qd_list = q.tolist(), qd.tolist()
+            correction = correct(*residuals(t, q_list, qd_list, p_list))
+            if fast is not None:
+                # as accelerations: the kernel's q'' where it vouches for it, else the general route below
+                qdd = fast(entries(t, q_list, qd_list, p_list), np.asarray(correction, dtype=float).tolist())
+                if qdd is not None:
+                    return np.concatenate([qd, np.array(qdd)])
+            return np.concatenate([qd, self.accelerations(t, q, qd, p, correction)])
+
+        return rate
+
     def _fused_rate(self, p: np.ndarray, general: Callable) -> Callable | None:
         """:meth:`plain_rate` as one generated function for ``p``, or None where no fast solver applies.
 

@@ -373,6 +373,28 @@ class ScalarKernel:
 
         return solve
 
+    def corrected_qdd_solver(self, p: np.ndarray) -> Callable | None:
+        """``(values, correction) -> q''`` of :meth:`qdd_solver`, the correction passed at each call.
+
+        For a stabilized run's right-hand side, whose correction of ``b``
+        changes with the state while ``p`` does not: the mass factors and the
+        generated statements are bound once instead of at every evaluation.
+        ``correction`` is a list of floats (or None); the statements and the
+        tests are those of :meth:`qdd_solver`, so are the numbers.
+        None when ``M`` itself goes the general route.
+        """
+        w = self._factors(p)
+        if w is None:
+            return None
+        if self._qdd_kernel is None:
+            self._qdd_kernel = _compile_kernel(_generate(self.pattern, self.has_nonideal, qdd_only=True)[0])
+        kernel = self._qdd_kernel
+
+        def solve(values, correction):
+            return kernel(values, w, correction, _BOUND)
+
+        return solve
+
     bound = _BOUND
     """The largest ``||G||_1 ||G^{-1}||_1`` the kernel accepts (its argument ``bound``)."""
 
