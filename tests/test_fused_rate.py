@@ -115,6 +115,40 @@ def test_runs_on_the_fused_rate_are_the_runs_of_the_unfused_one(models, form, mo
     assert np.array_equal(fused.q, unfused.q) and np.array_equal(fused.qd, unfused.qd)
 
 
+@pytest.mark.parametrize("method", ["rk4", "euler"])
+@pytest.mark.parametrize("form", ["minimal", "cartesian"])
+def test_fixed_steps_on_the_fused_rate_are_the_steps_of_the_segment_rate(models, form, method, monkeypatch):
+    """The fixed-step route takes ``plain_rate`` where there are no modes and no stabilization: the same run to the bit
+    as on ``_Segment.rate`` (the general plain route), singular-configuration monitor on."""
+    from udk_notebooks import simulation
+
+    cm = models[form, "rods"]
+    q0, qd0 = double_pendulum.initial_state(2.0, 1.0)
+    if form == "cartesian":
+        q0, qd0 = double_pendulum.to_cartesian(q0, qd0)
+    options = dict(method=method, step=0.01, t_eval=np.linspace(0.0, 1.0, 21))
+    calls = []
+    plain_rate = type(cm).plain_rate
+    monkeypatch.setattr(type(cm), "plain_rate", lambda self, p: calls.append(1) or plain_rate(self, p))
+    fused = simulate(cm, (0.0, 1.0), q0, qd0, **options)
+    assert calls, "the fixed-step run did not take plain_rate"
+    monkeypatch.setattr(simulation._Segment, "__init__", _segment_on_its_own_rate(simulation._Segment.__init__))
+    unfused = simulate(cm, (0.0, 1.0), q0, qd0, **options)
+    for name in ("t", "q", "qd", "qdd", "ideal", "energy"):
+        assert np.array_equal(getattr(fused, name), getattr(unfused, name)), name
+
+
+def _segment_on_its_own_rate(init):
+    """``_Segment.__init__`` whose ``rhs`` is its own :meth:`rate` (the route before ``plain_rate`` was taken)."""
+    from udk_notebooks import simulation
+
+    def patched(self, cm, p, modes, stabilization, budget=None):
+        init(self, cm, p, modes, stabilization, budget)
+        self.rhs = simulation._counted_rate(self.rate, budget)
+
+    return patched
+
+
 @pytest.mark.parametrize("build", [kepler.model, rolling_disk.model], ids=["kepler", "rolling disk"])
 def test_other_catalogue_models_fuse_the_same_way(build):
     cm = build().compile()
