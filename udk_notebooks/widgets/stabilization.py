@@ -172,9 +172,9 @@ class StabilizationExplorer(Explorer):
     }
     horizon: tuple = (5.0, (1.0, 20.0), "simulated time span, in seconds")
 
-    # Four integrations per change (two for a gain: the plain runs are kept) of up to 4000 steps at the
-    # smallest step and the longest horizon, against about 40 ms at the defaults
-    # (benchmarks/explorer_update.py --explorer stabilization): recompute when a slider is released.
+    # Four integrations per change (two for a gain: the plain runs are kept), of up to 4000 steps at the
+    # smallest step and the longest horizon: too much to redo at every pixel of a drag (the cost of a change:
+    # benchmarks/explorer_update.py --explorer stabilization): recompute when a slider is released.
     updates_on_release = True
     control_units = {"alpha": "1/s", "beta": "1/s"}  # the gains of phi'' + 2 alpha phi' + beta^2 phi = 0
 
