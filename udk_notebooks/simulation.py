@@ -370,8 +370,12 @@ class _Segment:
         if self.modes:
             return np.concatenate([y[self.n :], self.motion(t, y)[0].qdd])
         # No friction entry: the plain route's accelerations alone (CompiledModel.accelerations), without
-        # building the force terms that only the samples need, by the rate bound in __init__.
-        return self._bound(t, y)
+        # building the force terms that only the samples need; by the rate bound in __init__ where there
+        # is one, else unbound (the reference the bound rates are tested against, tests/test_singular_fused.py).
+        if self._bound is not None:
+            return self._bound(t, y)
+        q, qd = y[: self.n], y[self.n :]
+        return np.concatenate([qd, self.cm.accelerations(t, q, qd, self.p, self._correction(t, q, qd))])
 
     @property
     def count(self) -> int:
