@@ -360,13 +360,11 @@ class ScalarKernel:
         goes the general route. The mass factors of ``p`` and the correction are
         bound once, for a rate called thousands of times with the same parameters.
         """
-        w = self._factors(p)
-        if w is None:
+        bound = self._qdd_kernel_and_factors(p)
+        if bound is None:
             return None
+        kernel, w = bound
         corr = None if correction is None else np.asarray(correction, dtype=float).tolist()
-        if self._qdd_kernel is None:
-            self._qdd_kernel = _compile_kernel(_generate(self.pattern, self.has_nonideal, qdd_only=True)[0])
-        kernel = self._qdd_kernel
 
         def solve(values):
             return kernel(values, w, corr, _BOUND)
@@ -383,17 +381,24 @@ class ScalarKernel:
         tests are those of :meth:`qdd_solver`, so are the numbers.
         None when ``M`` itself goes the general route.
         """
-        w = self._factors(p)
-        if w is None:
+        bound = self._qdd_kernel_and_factors(p)
+        if bound is None:
             return None
-        if self._qdd_kernel is None:
-            self._qdd_kernel = _compile_kernel(_generate(self.pattern, self.has_nonideal, qdd_only=True)[0])
-        kernel = self._qdd_kernel
+        kernel, w = bound
 
         def solve(values, correction):
             return kernel(values, w, correction, _BOUND)
 
         return solve
+
+    def _qdd_kernel_and_factors(self, p: np.ndarray):
+        """The generated ``q''``-only statements (compiled on first use) and the mass factors of ``p``, or None."""
+        w = self._factors(p)
+        if w is None:
+            return None
+        if self._qdd_kernel is None:
+            self._qdd_kernel = _compile_kernel(_generate(self.pattern, self.has_nonideal, qdd_only=True)[0])
+        return self._qdd_kernel, w
 
     bound = _BOUND
     """The largest ``||G||_1 ||G^{-1}||_1`` the kernel accepts (its argument ``bound``)."""
