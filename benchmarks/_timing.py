@@ -17,3 +17,16 @@ def per_call(func, *, min_time: float = 0.2, repeat: int = 5) -> float:
     number, _ = timer.autorange()
     number = max(number, int(number * min_time / 0.2))
     return statistics.median(t / number for t in timer.repeat(repeat, number)) * 1e6
+
+
+def timing_into(func, clock, spent: list):
+    """``func`` wrapped so that each call appends its duration by ``clock`` to ``spent`` (also when it raises)."""
+
+    def timed(*args, **kwargs):
+        started = clock()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            spent.append(clock() - started)
+
+    return timed

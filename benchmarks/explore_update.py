@@ -32,6 +32,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np
+from _timing import timing_into
 
 import udk_notebooks as udk
 from udk_notebooks.examples import double_pendulum as dp
@@ -89,17 +90,8 @@ def main(argv=None) -> None:
     print(f"built in {time.perf_counter() - started:.2f} s (compile, first run, first full draw)")
     plan = plan_drag(explorer, args.changes, np.random.default_rng(args.seed))
 
-    run = explorer.run
     spent_running = []
-
-    def timed_run(**values):
-        t0 = clock()
-        try:
-            return run(**values)
-        finally:
-            spent_running.append(clock() - t0)
-
-    explorer.compute = timed_run
+    explorer.compute = timing_into(explorer.run, clock, spent_running)
     figure = explorer.figure
     full_draws = []
     figure.canvas.mpl_connect("draw_event", lambda event: full_draws.append(1))

@@ -67,6 +67,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np
+from _timing import timing_into
 
 TARGET_DRAG = 0.050  # seconds, p50 of a drag update, every explorer (issue 23)
 TARGET_JUMP = 0.150  # seconds, p50 of a jump update, every explorer (issue 23)
@@ -142,16 +143,7 @@ def measure(name: str, workload: str, changes: int, seed: int, forced: bool) -> 
     # would find the explorer's caches warm (the stabilization explorer keeps its unstabilized runs)
     # and count their cost as drawing.
     spent = []
-    model = explorer.compute
-
-    def timed_compute(**values):
-        started = clock()
-        try:
-            return model(**values)
-        finally:
-            spent.append(clock() - started)
-
-    explorer.compute = timed_compute
+    explorer.compute = timing_into(explorer.compute, clock, spent)
     rng = np.random.default_rng(seed)
     plan = (plan_drag if workload == "drag" else plan_jump)(explorer, changes + WARMUP, rng)
     full_draws = []
