@@ -70,7 +70,9 @@ def test_plain_install_runs_readme_example_and_an_explorer(repo_root: Path, tmp_
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", OPENBLAS_NUM_THREADS="1")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env, timeout=300)
     vpy = venv / "bin" / "python"
-    install = subprocess.run([str(vpy), "-m", "pip", "install", "-q", str(repo_root)], env=env,
+    # --no-compile: byte-compiling every installed module (sympy's thousands) is much of the install's CPU
+    # time; the probe's imports compile the modules it loads (tests/test_binder.py measures the difference).
+    install = subprocess.run([str(vpy), "-m", "pip", "install", "-q", "--no-compile", str(repo_root)], env=env,
                              capture_output=True, text=True, timeout=PIP_TIMEOUT)
     assert install.returncode == 0, install.stdout[-4000:] + install.stderr[-4000:]
     probe = tmp_path / "probe.py"
