@@ -423,9 +423,15 @@ class ContactForces:
             if (facts["n_plain_friction"] or len(pushing) > 2 or any(not self.unilateral[i] for i in pushing)
                     or any(mode not in (0, 1, -1, OPEN) for mode in modes)):
                 return None
-        else:  # CoulombFriction(normal=rows) entries, at most one sliding
+        else:  # CoulombFriction(normal=rows) entries, at most one sliding; or one entry with N = |F^L|
             gone, contacts = [], None
-            if any(rows is None for rows in normal_rows) or len(sliding) > 1 or len(stuck) + len(sliding) < len(modes):
+            if all(rows is None for rows in normal_rows):
+                # where sympy did not prove A M^-1 ds/dq' = 0, the general route checks it (and may refuse)
+                if len(modes) > 1 or not all(self.reaction_free[i] for i in sliding):
+                    return None
+            elif any(rows is None for rows in normal_rows) or len(sliding) > 1:
+                return None
+            if len(stuck) + len(sliding) < len(modes):
                 return None
         if self.mass is None or n > SMALL_MAX_N or not 0 < m - len(gone) + len(stuck) <= SMALL_MAX_ROWS:
             return None

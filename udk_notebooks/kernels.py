@@ -716,7 +716,8 @@ def _scale_row(emit: Callable, k: int, cells: list) -> None:
 
 
 def _named_rows(code: _ContactCode, C: list, base: list, normal_rows: tuple) -> tuple:
-    """``CoulombFriction(normal=rows)``: the total nonideal vector and the holding ratios (:class:`ContactKernel`)."""
+    """``CoulombFriction(normal=rows)``: the total nonideal vector, the holding ratios and no normal forces
+    (:class:`ContactKernel`)."""
     n, m, width = code.n, code.m, code.width
     total, gains, slide_rows = list(C), [None] * code.r, None
     if code.sliding:  # N = |a + B N| over the sliding entry's rows: the nonnegative root
@@ -741,7 +742,7 @@ def _named_rows(code: _ContactCode, C: list, base: list, normal_rows: tuple) -> 
         size, slope = code.dot(f"lim{j}", force, force), code.dot(f"sl{j}", code.A[row], code.A[row])
         code.emit(f"R{j} = {multiplier} * sqrt({slope}) / max(d[{i * width + 3}] * sqrt({size}), 1e-300)")
         ratios[i] = f"R{j}"
-    return total, ratios, None, []
+    return total, ratios, []
 
 
 def _contact_rows(code: _ContactCode, C: list, base: list, contacts: tuple) -> tuple:
@@ -786,6 +787,40 @@ def _contact_rows(code: _ContactCode, C: list, base: list, contacts: tuple) -> t
     return total, ratios, holding, [f"NN{c}" for c in range(len(gap))]
 
 
+def _moved(code: _ContactCode, lam: list, C: list) -> list:
+    """The multipliers of ``F^L`` moved by the reaction to the model's own nonideal force ``C`` (``lam`` without one)."""
+    if not any(C):
+        return lam
+    reaction = code.solve("lc", code.apply("ac", C))
+    return [code.let(f"base{k}", [reaction[k]], lam[k]) for k in range(code.r)]
+
+
+def _ideal_size(code: _ContactCode, C: list, lam: list, normal: list) -> tuple:
+    """``CoulombFriction(normal=None)``: the total nonideal vector and the holding ratios (:class:`ContactKernel`).
+
+    As the general route takes it (Udwadia, Kalaba & Fan 2005): ``N = |F^L|``
+    less the holding force (``normal``), a sliding entry adds ``N e``, and a
+    sticking entry's ratio is ``lam_s |ds/dq'| / (mu_s N)`` with ``lam_s``
+    its stick row's multiplier of ``F^L`` (the model's own ``C`` plays no
+    part in either). The builder lets only entries whose friction provably
+    leaves the reaction alone (``A M^-1 ds/dq' = 0``) slide here: where
+    sympy could not prove it, the general route checks it state by state.
+    """
+    n, m, width = code.n, code.m, code.width
+    code.emit(f"N = sqrt({code.dot('nn', normal, normal)})")
+    total = list(C)
+    for c, i in enumerate(code.sliding):
+        unit = code.unit(f"e{c}_", i)
+        total = [code.let(f"T{c}_{j}", [_product("N", unit[j])], total[j], sign="+") for j in range(n)]
+    ratios = {}
+    for j, i in enumerate(code.stuck):
+        row = m + j
+        slope = code.dot(f"sl{j}", code.A[row], code.A[row])
+        code.emit(f"R{j} = {lam[row] or '0.0'} * sqrt({slope}) / max(d[{i * width + 3}] * N, 1e-300)")
+        ratios[i] = f"R{j}"
+    return total, ratios
+
+
 def _contact_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: tuple, contacts=None) -> str:
     """Python source of :class:`ContactKernel` for one pattern and one set of modes (see there)."""
     n, P = pattern.n, pattern
@@ -796,24 +831,23 @@ def _contact_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: 
     lam = code.solve("lam", rhs)  # multipliers of F^L
     ideal = code.transpose("F", lam)
     C = [f"v[{P.C[j]}]" if P.C[j] is not None else None for j in range(n)]
-    base = lam
-    if any(C):  # the model's own nonideal force moves the multipliers by its reaction
-        reaction = code.solve("lc", code.apply("ac", C))
-        base = [code.let(f"base{k}", [reaction[k]], lam[k]) for k in range(code.r)]
-    if contacts is None:
-        total, ratios, holding, tail = _named_rows(code, C, base, normal_rows)
-    else:
-        total, ratios, holding, tail = _contact_rows(code, C, base, contacts)
+    if contacts is not None:
+        total, ratios, holding, tail = _contact_rows(code, C, _moved(code, lam, C), contacts)
+    else:  # CoulombFriction entries: the holding force is the stick rows' share of F^L
+        holding = code.transpose("h", lam, range(code.m, code.r)) if code.stuck else [None] * n
+    # F^L less the holding force, which moves to the nonideal term
+    geometric = [code.let(f"FL{j}", [holding[j]], ideal[j]) if holding[j] else ideal[j] for j in range(n)]
+    if contacts is None and all(rows is None for rows in normal_rows):
+        (total, ratios), tail = _ideal_size(code, C, lam, geometric), []
+    elif contacts is None:
+        total, ratios, tail = _named_rows(code, C, _moved(code, lam, C), normal_rows)
     respond = code.transpose("rs", code.solve("mt", code.apply("at", total)))
     nonideal = [code.let(f"NI{j}", [respond[j]], total[j]) for j in range(n)]
-    if holding is None:  # named rows: the stick rows' share of F^L
-        holding = code.transpose("h", lam, range(code.m, code.r)) if code.stuck else [None] * n
     qdd = [code.let(f"X{j}", [], f"w{j} * ({_sum([x for x in (Q[j], ideal[j], nonideal[j]) if x])})")
            if any((Q[j], ideal[j], nonideal[j])) else None for j in range(n)]
-    ideal = [code.let(f"FL{j}", [holding[j]], ideal[j]) if holding[j] else ideal[j] for j in range(n)]
     nonideal = [code.let(f"FC{j}", [holding[j]], nonideal[j] or "0.0", sign="+") if holding[j] else nonideal[j]
                 for j in range(n)]
-    values = [x or "0.0" for x in qdd + Q + ideal + nonideal] + [ratios.get(i, "nan") for i in range(len(modes))] + tail
+    values = [x or "0.0" for x in qdd + Q + geometric + nonideal] + [ratios.get(i, "nan") for i in range(len(modes))] + tail
     code.emit(f"return [{', '.join(values)}]")
     return "\n".join(code.lines) + "\n"
 
