@@ -2,8 +2,9 @@
 
 :meth:`CompiledModel._fast_contacts` takes small models with a constant diagonal
 mass matrix and either ``CoulombFriction(normal=rows)`` entries (the block on a
-rough floor carrying a pendulum) or unilateral ``Contact`` entries (the ladder
-against a floor and a wall); :meth:`CompiledModel._general_contacts` is the
+rough floor carrying a pendulum), one ``CoulombFriction(normal=None)`` entry (the
+block on a rough incline) or unilateral ``Contact`` entries (the ladder against a
+floor and a wall); :meth:`CompiledModel._general_contacts` is the
 least-squares route it stands in for. Both must give the same motion, holding
 ratios, normal forces and refusals.
 """
@@ -329,3 +330,182 @@ def test_ladder_fast_route_declines_when_one_end_alone_is_in_paradox():
     assert cm._fast_contacts(0.0, q, qd, p, (1, -1), None) is None
     with pytest.raises(ValueError, match="Painleve's paradox"):
         cm.solve_contacts(0.0, q, qd, p, (1, -1))
+
+
+# -- CoulombFriction(normal=None): N = |F^L| (the block on the rough incline) ------------------------------
+def _incline(slip=None, drag=False):
+    """The block on the rough incline ``y = x tan(alpha)``; optionally another slip velocity or a viscous drag.
+
+    ``slip``: ``"x"`` for ``s = x'`` (friction along x, which the line's reaction takes up: ``A M^-1 C != 0``),
+    ``"beta"`` for ``s = cos(beta) x' + sin(beta) y'`` (its stick row turns towards the line's normal as
+    ``beta`` nears ``alpha + pi / 2``). ``drag``: the model's own nonideal force ``C = -c (x', y')``.
+    """
+    import sympy as sm
+
+    from udk_notebooks.examples.incline_friction import _symbols
+    from udk_notebooks.model import CoulombFriction, Model
+
+    (x, y), (m, g, alpha, mu, mu_s) = _symbols()
+    beta, c = sm.symbols("beta c")
+    speed = {None: sm.cos(alpha) * x.diff() + sm.sin(alpha) * y.diff(), "x": x.diff(),
+             "beta": sm.cos(beta) * x.diff() + sm.sin(beta) * y.diff()}[slip]
+    parameters = {m: 1.0, g: 9.81, alpha: 0.5, mu: 0.3, mu_s: 0.4}
+    if slip == "beta":
+        parameters[beta] = 0.5
+    if drag:
+        parameters[c] = 0.7
+    return Model([x, y], kinetic_energy=m * (x.diff() ** 2 + y.diff() ** 2) / 2, potential_energy=m * g * y,
+                 holonomic=[y - x * sm.tan(alpha)], nonideal=[-c * x.diff(), -c * y.diff()] if drag else None,
+                 friction=[CoulombFriction(speed, mu, mu_s)], parameters=parameters)
+
+
+def _incline_states(cm, count, seed):
+    """Random parameters (``g = 0`` and ``mu_s = 0`` among them) and states near the line, half corrected."""
+    rng = np.random.default_rng(seed)
+    for k in range(count):
+        values = dict(m=rng.uniform(0.1, 5), g=rng.choice([0.0, rng.uniform(0, 20)], p=[0.05, 0.95]),
+                      alpha=rng.uniform(0.05, 1.5), mu=rng.uniform(0, 1.5),
+                      mu_s=rng.choice([0.0, rng.uniform(0, 1.5)], p=[0.05, 0.95]))
+        if "c" in cm.parameter_names:
+            values["c"] = rng.uniform(0, 3)
+        p = cm.parameters(**values)
+        d, v = rng.uniform(-2, 2), rng.uniform(-3, 3)
+        tangent = np.array([math.cos(values["alpha"]), math.sin(values["alpha"])])
+        q, qd = d * tangent + rng.normal(0.0, 1e-3, 2), v * tangent + rng.normal(0.0, 1e-2, 2)
+        yield float(rng.uniform(0, 5)), q, qd, p, rng.normal(0.0, 1.0, 1) if k % 2 else None
+
+
+def _same_tightly(fast, general, rtol=1e-12):
+    """The motion to ``rtol`` of its size, the ratio to ``rtol`` (NaN where sliding), no normal forces.
+
+    The ratio gets ``rtol`` as an absolute floor too: where ``F^L`` is nil (``g = 0``) its holding force is
+    rounding in both routes.
+    """
+    for name in ("qdd", "impressed", "ideal", "nonideal"):
+        want, got = getattr(general[0], name), getattr(fast[0], name)
+        np.testing.assert_allclose(got, want, rtol=0, atol=rtol * max(1.0, np.abs(want).max()), err_msg=name)
+    np.testing.assert_allclose(fast[1], general[1], rtol=rtol, atol=rtol, equal_nan=True)
+    assert fast[2].shape == general[2].shape == (0,)
+
+
+@pytest.mark.parametrize("drag", [False, True])
+@pytest.mark.parametrize("modes", [(1,), (-1,), (0,)])
+def test_incline_fast_route_equals_the_general_route(drag, modes):
+    """Sliding up, down, sticking, with and without the model's own C: both routes give the same numbers."""
+    from udk_notebooks.examples import incline_friction
+
+    cm = (_incline(drag=True) if drag else incline_friction.model()).compile()
+    assert cm.reaction_free == (True,)  # a particle on a line: sympy proves A M^-1 ds/dq' = 0
+    answered = 0
+    for t, q, qd, p, correction in _incline_states(cm, 200, seed=3 + modes[0] + 5 * drag):
+        fast = cm._fast_contacts(t, q, qd, p, modes, correction)
+        general = cm._general_contacts(t, q, qd, p, modes, correction)
+        if fast is not None:
+            _same_tightly(fast, general)
+            answered += 1
+    assert answered == 200  # every one of these states: the fast route is the one taken
+
+
+def test_incline_fast_route_gives_the_closed_form_motion():
+    """On the line at rest or sliding, the fast route's forces are the encyclopedia's (exact_motion)."""
+    from udk_notebooks.examples import incline_friction
+
+    cm = incline_friction.model().compile()
+    values = dict(m=2.0, g=9.81, alpha=0.4, mu=0.3, mu_s=0.5)
+    p = cm.parameters(**values)
+    for direction in (1, -1, 0):
+        q, qd = incline_friction.initial_state(speed=2.0 * direction, **values)
+        fast = cm._fast_contacts(0.0, q, qd, p, (direction,), None)
+        want = incline_friction.exact_motion(direction, **values)
+        for name in ("qdd", "impressed", "ideal", "nonideal"):
+            np.testing.assert_allclose(getattr(fast[0], name), getattr(want, name), rtol=1e-13, atol=1e-13)
+        if direction == 0:  # the holding force m g sin(alpha) against its limit mu_s m g cos(alpha)
+            np.testing.assert_allclose(fast[1], [math.tan(0.4) / 0.5], rtol=1e-13)
+
+
+def test_incline_fast_route_declines_friction_that_changes_the_reaction():
+    """Friction along x on the inclined line (``A M^-1 C != 0``): the fast route declines, the general route refuses.
+
+    At ``alpha = 0`` the reaction does not change, and the general route answers; sympy cannot prove it for
+    every ``alpha``, so the fast route still leaves sliding to the general route's check. Sticking needs no
+    such check: there both routes answer, and agree.
+    """
+    cm = _incline(slip="x").compile()
+    assert cm.reaction_free == (False,)
+    for t, q, qd, p, correction in _incline_states(cm, 20, seed=5):
+        for modes in [(1,), (-1,)]:
+            assert cm._fast_contacts(t, q, qd, p, modes, correction) is None
+            if p[3] > 0:  # mu > 0: a friction force the line's reaction takes up
+                with pytest.raises(ValueError, match="changes the constraint reaction"):
+                    cm.solve_contacts(t, q, qd, p, modes, correction)
+        _same_tightly(cm._fast_contacts(t, q, qd, p, (0,), correction),
+                      cm._general_contacts(t, q, qd, p, (0,), correction))
+    p, q, qd = cm.parameters(alpha=0.0), np.zeros(2), np.array([1.0, 0.0])
+    assert cm._fast_contacts(0.0, q, qd, p, (1,), None) is None
+    np.testing.assert_allclose(cm.solve_contacts(0.0, q, qd, p, (1,))[0].qdd, [-0.3 * 9.81, 0.0], atol=1e-12)
+
+
+def test_incline_fast_route_declines_a_stick_row_nearly_along_the_normal():
+    """A stick row turned towards the line's normal: an ill-conditioned Gram matrix goes the general route.
+
+    ``s = cos(beta) x' + sin(beta) y'`` with ``beta = alpha + pi / 2 - delta``: the Gram matrix of the line
+    and the stick row has condition about ``1 / delta^2``. Far from ``1 / GRAM_RCOND`` the fast route
+    answers and agrees; past it, it declines (the general route decides on its rank, and may refuse); a
+    massless block declines too. (``delta = 0.5`` is left out: there the stick row lies along gravity and
+    takes all of ``F^L``, so ``N`` is rounding and the ratio rounding over rounding in either route.)
+    """
+    cm = _incline(slip="beta").compile()
+    q, qd = np.array([0.2, 0.1]), np.zeros(2)
+    for delta in (0.8, 0.1, 0.03):
+        p = cm.parameters(beta=0.5 + math.pi / 2 - delta)
+        _same_tightly(cm._fast_contacts(0.0, q, qd, p, (0,), None), cm._general_contacts(0.0, q, qd, p, (0,), None))
+    for delta in (1e-3 / 4, 1e-5, 1e-8, 0.0):  # condition numbers above 1e6
+        p = cm.parameters(beta=0.5 + math.pi / 2 - delta)
+        assert cm._fast_contacts(0.0, q, qd, p, (0,), None) is None
+        assert cm._fast_contacts(0.0, q, qd, p, (0,), np.array([0.5])) is None
+    assert cm._fast_contacts(0.0, q, qd, cm.parameters(m=0.0), (0,), None) is None
+
+
+def test_incline_fast_route_near_the_condition_bound_agrees_or_declines():
+    """Across the condition bound (``delta`` around 1e-3) every answer of the fast route is the general route's.
+
+    To 1e-12 up to a condition number of 1e3; beyond, the rounding both routes make grows with it
+    (``tests/test_kernels.py``): near ``1 / GRAM_RCOND`` it is about 1e-10 in each.
+    """
+    cm = _incline(slip="beta").compile()
+    rng = np.random.default_rng(8)
+    answered = declined = 0
+    for delta in np.geomspace(1e-4, 1e-2, 60):
+        beta = 0.5 + math.pi / 2 - delta
+        p = cm.parameters(beta=beta, m=rng.uniform(0.1, 5))
+        q, qd, correction = rng.normal(0, 1, 2), rng.normal(0, 1, 2), rng.normal(0, 1, 1)
+        fast = cm._fast_contacts(0.0, q, qd, p, (0,), correction)
+        if fast is None:
+            declined += 1
+            continue
+        rows = np.array([[-math.tan(0.5), 1.0], [math.cos(beta), math.sin(beta)]])
+        condition = np.linalg.cond(rows @ rows.T)  # M = m I: the Gram matrix's condition is that of A A^T
+        _same_tightly(fast, cm._general_contacts(0.0, q, qd, p, (0,), correction), 1e-12 * max(1.0, condition / 1e3))
+        answered += 1
+    assert answered > 10 and declined > 10
+
+
+@pytest.mark.parametrize("mu_s", [0.6, 0.3])
+def test_incline_run_by_the_fast_route_matches_the_general_route(monkeypatch, mu_s):
+    """Sent up the slope: it stops and sticks (mu_s >= tan alpha) or slides back; either route, the same run."""
+    from udk_notebooks.examples import incline_friction
+
+    cm = incline_friction.model().compile()
+    params = dict(alpha=0.5, mu=0.25, mu_s=mu_s)
+    q0, qd0 = incline_friction.initial_state(speed=3.0, **params)
+    times = np.linspace(0.0, 1.5, 61)
+    fast = simulate(cm, (0.0, 1.5), q0, qd0, params=params, method="DOP853", rtol=1e-10, atol=1e-12, t_eval=times)
+    monkeypatch.setattr(type(cm), "_fast_contacts", lambda self, *args: None)
+    general = simulate(cm, (0.0, 1.5), q0, qd0, params=params, method="DOP853", rtol=1e-10, atol=1e-12,
+                       t_eval=times)
+    assert fast.t.size == general.t.size and set(fast.modes[:, 0]) == ({1, 0} if mu_s == 0.6 else {1, -1})
+    np.testing.assert_array_equal(fast.modes, general.modes)
+    np.testing.assert_allclose(fast.q, general.q, atol=1e-10)
+    np.testing.assert_allclose(fast.ideal, general.ideal, atol=1e-8)
+    want, _ = incline_friction.exact_state(fast.t, speed=3.0, **params)
+    np.testing.assert_allclose(fast.q, want, atol=1e-7)

@@ -358,15 +358,19 @@ class ContactForces:
     def _fast_contacts(self, t, q, qd, p, modes, correction) -> tuple | None:
         """:meth:`solve_contacts` in Python floats for a small model with a constant diagonal ``M``, or None.
 
-        Two cases: ``CoulombFriction(normal=rows)`` entries, at most one of
-        them sliding (a block on a rough floor carrying a pendulum), and
+        Three cases: ``CoulombFriction(normal=rows)`` entries, at most one of
+        them sliding (a block on a rough floor carrying a pendulum); one
+        ``CoulombFriction(normal=None)`` entry (the block on a rough incline),
+        sliding only where :attr:`reaction_free` proves ``N = |F^L|`` (elsewhere
+        the general route checks it state by state, and may refuse); and
         :class:`~udk_notebooks.contacts.Contact` entries alone, unilateral
         where they slide with friction, at most two of those (a ladder against
         a floor and a wall). With ``W = M^-1`` diagonal, one Cholesky factor of
         the Gram matrix ``G = A W A^T`` (stick rows included, open contacts'
         gap rows left out) gives every multiplier the general route finds by
         least squares; a sliding entry's normal force is the closed-form root
-        of :meth:`_normal_sizes` (named rows) or the solution of
+        of :meth:`_normal_sizes` (named rows), ``|F^L|`` less the holding
+        force (``normal=None``) or the solution of
         ``(I - B) N = a`` of :meth:`_sliding_normals` (contacts). The code is
         :class:`~udk_notebooks.kernels.ContactKernel`, generated once per set
         of modes.

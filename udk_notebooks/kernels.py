@@ -29,7 +29,8 @@ A third, :class:`ContactKernel`, is the same idea for friction contacts in
 given stick/slip modes (the moded route of
 :meth:`~udk_notebooks.compiled.CompiledModel.solve_contacts`): stick rows
 joined to ``A``, the normal forces of sliding contacts solved with the same
-factor of ``G``, the holding forces moved to the nonideal term.
+factor of ``G`` (or ``|F^L|`` for ``CoulombFriction(normal=None)``), the
+holding forces moved to the nonideal term.
 
 None decides ranks. Each returns None, and the caller takes the general
 route with its rank decisions and error messages, unless it can vouch for
@@ -788,7 +789,7 @@ def _contact_rows(code: _ContactCode, C: list, base: list, contacts: tuple) -> t
 
 
 def _moved(code: _ContactCode, lam: list, C: list) -> list:
-    """The multipliers of ``F^L`` moved by the reaction to the model's own nonideal force ``C`` (``lam`` without one)."""
+    """The multipliers of ``F^L`` moved by the reaction to the model's own nonideal force ``C`` (``lam`` if none)."""
     if not any(C):
         return lam
     reaction = code.solve("lc", code.apply("ac", C))
@@ -847,7 +848,8 @@ def _contact_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: 
            if any((Q[j], ideal[j], nonideal[j])) else None for j in range(n)]
     nonideal = [code.let(f"FC{j}", [holding[j]], nonideal[j] or "0.0", sign="+") if holding[j] else nonideal[j]
                 for j in range(n)]
-    values = [x or "0.0" for x in qdd + Q + geometric + nonideal] + [ratios.get(i, "nan") for i in range(len(modes))] + tail
+    values = [x or "0.0" for x in qdd + Q + geometric + nonideal] + [ratios.get(i, "nan") for i in range(len(modes))]
+    values += tail
     code.emit(f"return [{', '.join(values)}]")
     return "\n".join(code.lines) + "\n"
 
@@ -857,8 +859,11 @@ class ContactKernel:
 
     The cases of :meth:`~udk_notebooks.contact_forces.ContactForces._fast_contacts`:
     ``CoulombFriction(normal=rows)`` entries, at most one sliding, the others
-    sticking; or unilateral :class:`~udk_notebooks.contacts.Contact` entries,
-    at most two sliding with friction, open ones without their gap rows. Generated, like :class:`ScalarKernel`, over the nonzero pattern
+    sticking; one ``CoulombFriction(normal=None)`` entry, sliding where its
+    friction provably leaves the reaction alone, or sticking; or unilateral
+    :class:`~udk_notebooks.contacts.Contact` entries, at most two sliding
+    with friction, open ones without their gap rows. Generated, like
+    :class:`ScalarKernel`, over the nonzero pattern
     of ``Q``, ``A``, ``b``, ``C`` and of each entry's ``ds/dq'`` (the stick
     rows), for one set of modes. The model's rows are scaled by powers of two
     as :func:`~udk_notebooks.core.scale_rows` scales them. With ``W = M^{-1}``
@@ -871,6 +876,8 @@ class ContactKernel:
     * named rows: the sliding entry's normal force ``N = |a + B N|`` over its
       rows, the nonnegative root of that quadratic (gain ``|B|`` below one,
       else None); each sticking entry's ratio ``lam_s |ds/dq'| / (mu_s N_own)``;
+    * ``normal=None``: ``N = |F^L|`` less the holding force (:func:`_ideal_size`),
+      the ratio ``lam_s |ds/dq'| / (mu_s N)`` with ``lam_s`` of ``F^L``;
     * contacts: the gap rows' multipliers (in newtons, times their rows'
       scale) are affine in the sliding normal forces, ``N = a + B N``, solved
       where every principal minor of ``I - B`` is positive (else None); each
