@@ -796,7 +796,15 @@ def _moved(code: _ContactCode, lam: list, C: list) -> list:
     return [code.let(f"base{k}", [reaction[k]], lam[k]) for k in range(code.r)]
 
 
-def _ideal_size(code: _ContactCode, C: list, lam: list, normal: list) -> tuple:
+STICK_DENOMINATOR_FLOOR = 1e-6
+"""A sticking ``normal=None`` entry's ``mu_s N`` must exceed this share of ``|F^L|`` for the fast route to answer.
+
+Both routes find the holding force to about ``1e-16 |F^L|``; below this floor its ratio to ``mu_s N`` is
+rounding over rounding (``mu_s = 0``, ``F^L = 0``, a holding force that takes nearly all of ``F^L``), the two
+routes disagree in size and sign, and the general route decides (:func:`_ideal_size`)."""
+
+
+def _ideal_size(code: _ContactCode, C: list, lam: list, normal: list, ideal: list) -> tuple:
     """``CoulombFriction(normal=None)``: the total nonideal vector and the holding ratios (:class:`ContactKernel`).
 
     As the general route takes it (Udwadia, Kalaba & Fan 2005): ``N = |F^L|``
@@ -806,6 +814,8 @@ def _ideal_size(code: _ContactCode, C: list, lam: list, normal: list) -> tuple:
     part in either). The builder lets only entries whose friction provably
     leaves the reaction alone (``A M^-1 ds/dq' = 0``) slide here: where
     sympy could not prove it, the general route checks it state by state.
+    A sticking entry declines where ``mu_s N`` is at most
+    :data:`STICK_DENOMINATOR_FLOOR` of ``|F^L|``: there its ratio is rounding.
     """
     n, m, width = code.n, code.m, code.width
     code.emit(f"N = sqrt({code.dot('nn', normal, normal)})")
@@ -814,9 +824,13 @@ def _ideal_size(code: _ContactCode, C: list, lam: list, normal: list) -> tuple:
         unit = code.unit(f"e{c}_", i)
         total = [code.let(f"T{c}_{j}", [_product("N", unit[j])], total[j], sign="+") for j in range(n)]
     ratios = {}
+    if code.stuck:  # a ratio of rounding to rounding: the general route decides (STICK_DENOMINATOR_FLOOR)
+        code.emit(f"FLN = sqrt({code.dot('fl', ideal, ideal)})")
     for j, i in enumerate(code.stuck):
         row = m + j
         slope = code.dot(f"sl{j}", code.A[row], code.A[row])
+        code.emit(f"if not d[{i * width + 3}] * N > {STICK_DENOMINATOR_FLOOR!r} * FLN:")
+        code.emit("    return None")
         code.emit(f"R{j} = {lam[row] or '0.0'} * sqrt({slope}) / max(d[{i * width + 3}] * N, 1e-300)")
         ratios[i] = f"R{j}"
     return total, ratios
@@ -839,7 +853,7 @@ def _contact_source(pattern: _Pattern, slopes: list, modes: tuple, normal_rows: 
     # F^L less the holding force, which moves to the nonideal term
     geometric = [code.let(f"FL{j}", [holding[j]], ideal[j]) if holding[j] else ideal[j] for j in range(n)]
     if contacts is None and all(rows is None for rows in normal_rows):
-        (total, ratios), tail = _ideal_size(code, C, lam, geometric), []
+        (total, ratios), tail = _ideal_size(code, C, lam, geometric, ideal), []
     elif contacts is None:
         total, ratios, tail = _named_rows(code, C, _moved(code, lam, C), normal_rows)
     respond = code.transpose("rs", code.solve("mt", code.apply("at", total)))
